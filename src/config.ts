@@ -1,0 +1,86 @@
+import { isAbsolute, resolve } from 'node:path';
+import { z } from 'zod';
+
+/** Every environment variable the service reads, parsed once, with its default. */
+
+const flag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const optionalUrl = z.url().optional();
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  HOST: z.string().default('0.0.0.0'),
+  CHANNEL_ENV: z.enum(['sandbox', 'production']).default('sandbox'),
+  DATABASE_URL: optionalUrl,
+  /** PostgreSQL schema the service's tables live in (the tests give each run its own). */
+  DATABASE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
+    .default('public'),
+  DATA_DIR: z.string().default('./data'),
+  REDIS_URL: optionalUrl,
+  UPSTREAM_URL: optionalUrl,
+  /** Addresses (or CIDR ranges) of reverse proxies whose X-Forwarded-* headers are believed. */
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  ADMIN_TOKEN: z.string().min(24, 'at least 24 characters').optional(),
+  ADMIN_ALLOW_REMOTE: flag.default(false),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Largest accepted request body; larger bodies get 413. */
+  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  /** How long SIGTERM waits for in-flight requests before closing anyway. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+});
+
+export type Config = Readonly<{
+  port: number;
+  host: string;
+  env: 'sandbox' | 'production';
+  databaseUrl: string | undefined;
+  databaseSchema: string;
+  dataDir: string;
+  redisUrl: string | undefined;
+  upstreamUrl: string | undefined;
+  trustedProxies: readonly string[];
+  adminToken: string | undefined;
+  adminAllowRemote: boolean;
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  bodyLimitBytes: number;
+  shutdownTimeoutMs: number;
+}>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment (process.env by default). Throws ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // An empty variable means "unset", as in most shells' `VAR= cmd`.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    env: e.CHANNEL_ENV,
+    databaseUrl: e.DATABASE_URL,
+    databaseSchema: e.DATABASE_SCHEMA,
+    dataDir: isAbsolute(e.DATA_DIR) ? e.DATA_DIR : resolve(process.cwd(), e.DATA_DIR),
+    redisUrl: e.REDIS_URL,
+    upstreamUrl: e.UPSTREAM_URL,
+    trustedProxies: e.TRUSTED_PROXIES,
+    adminToken: e.ADMIN_TOKEN,
+    adminAllowRemote: e.ADMIN_ALLOW_REMOTE,
+    logLevel: e.LOG_LEVEL,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  });
+}

@@ -1,0 +1,108 @@
+/**
+ * The one error hierarchy of the service. Services throw these; REST maps them in
+ * rest-adapters/envelope.ts and GraphQL carries `code` and `details` in `extensions`.
+ * No other place decides a status code.
+ */
+
+export type ErrorDetails = Record<string, unknown> | null;
+
+export class AppError extends Error {
+  override name = 'AppError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: ErrorDetails = null,
+    /** Extra response headers the error implies (Retry-After, WWW-Authenticate). */
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface FieldIssue {
+  field: string;
+  reason: string;
+}
+
+export class ValidationError extends AppError {
+  constructor(fields: FieldIssue[], message = 'The request is not valid') {
+    super(400, 'VALIDATION_ERROR', message, { fields });
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = 'Authentication is required: send X-Api-Key or Authorization: Bearer') {
+    super(401, 'UNAUTHORIZED', message, null, { 'WWW-Authenticate': 'Bearer realm="channel"' });
+  }
+}
+
+export class InsufficientScopeError extends AppError {
+  constructor(requiredScope: string) {
+    super(403, 'INSUFFICIENT_SCOPE', `This credential lacks the scope ${requiredScope}`, {
+      required_scope: requiredScope,
+    });
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message = 'This operation is not allowed for this credential', code = 'FORBIDDEN') {
+    super(403, code, message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message = 'The requested resource was not found') {
+    super(404, 'NOT_FOUND', message);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(code: string, message: string, details: ErrorDetails = null) {
+    super(409, code, message, details);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(limitBytes: number) {
+    super(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${limitBytes} bytes`, { limit_bytes: limitBytes });
+  }
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(expected: string) {
+    super(415, 'UNSUPPORTED_MEDIA_TYPE', `The request body must be ${expected}`);
+  }
+}
+
+export class RateLimitError extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super(429, 'RATE_LIMIT_EXCEEDED', 'Too many requests; retry later', { retry_after: retryAfterSeconds }, {
+      'Retry-After': String(retryAfterSeconds),
+    });
+  }
+}
+
+export class NotImplementedError extends AppError {
+  constructor(message = 'This endpoint is not implemented') {
+    super(501, 'NOT_IMPLEMENTED', message);
+  }
+}
+
+export class UpstreamError extends AppError {
+  constructor(message = 'The inventory provider failed to answer') {
+    super(502, 'UPSTREAM_ERROR', message);
+  }
+}
+
+export class ServiceUnavailableError extends AppError {
+  constructor(message = 'The service is shutting down or not ready') {
+    super(503, 'SERVICE_UNAVAILABLE', message);
+  }
+}
+
+/** What a client may see of any error: AppErrors as they are, anything else masked. */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  return new AppError(500, 'INTERNAL_ERROR', 'An internal error occurred; quote the request id to support');
+}
