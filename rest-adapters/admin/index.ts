@@ -1,0 +1,122 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import type { AppDeps } from '../../src/context.js';
+import { ForbiddenError, UnauthorizedError } from '../../src/services/errors.js';
+import { currencySchema, positiveAmount } from '../../src/services/money.js';
+import * as operator from '../../src/services/operator.js';
+import { SCOPES } from '../../src/services/scopes.js';
+import { PREFIX } from '../../src/services/secrets.js';
+import { ok, validationErrorFrom } from '../envelope.js';
+import { isLoopback, type HttpEnv } from '../http.js';
+import { toWire as channelToWire } from '../v1/channels.js';
+
+/**
+ * The operator API under /admin/v1, used by `npm run admin`. Not part of the partner contract:
+ * operator token only, loopback only unless ADMIN_ALLOW_REMOTE=true, partner credentials refused.
+ */
+export function adminRoutes(deps: AppDeps): OpenAPIHono<HttpEnv> {
+  const app = new OpenAPIHono<HttpEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw validationErrorFrom(result.error, result.target);
+    },
+  });
+  app.use('*', operatorOnly(deps));
+  const prisma = deps.db.prisma;
+
+  app.openapi(createChannel, async (c) => {
+    const body = c.req.valid('json');
+    return ok(c, await operator.createChannel(prisma, body), 201);
+  });
+
+  app.openapi(showChannel, async (c) => {
+    const channel = await operator.showChannel(prisma, c.req.valid('param').id);
+    return ok(c, {
+      ...channelToWire(channel),
+      balance: Number(channel.balance),
+      apps: channel.apps,
+    });
+  });
+
+  app.openapi(topUp, async (c) => {
+    const { amount, reference } = c.req.valid('json');
+    const result = await operator.topUp(prisma, c.req.valid('param').id, amount, reference ?? null);
+    return ok(c, { user_id: result.user_id, amount: Number(result.amount), balance: Number(result.balance) });
+  });
+
+  app.openapi(appAction('suspend'), async (c) =>
+    ok(c, await operator.setAppStatus(prisma, c.req.valid('param').id, 'suspended')),
+  );
+  app.openapi(appAction('resume'), async (c) =>
+    ok(c, await operator.setAppStatus(prisma, c.req.valid('param').id, 'active')),
+  );
+  app.openapi(appAction('rotate-key'), async (c) => ok(c, await operator.rotateKey(prisma, c.req.valid('param').id)));
+  return app;
+}
+
+function operatorOnly(deps: AppDeps): MiddlewareHandler<HttpEnv> {
+  return async (c, next) => {
+    const authorization = c.req.header('authorization') ?? '';
+    const bearer = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
+    if (c.req.header('x-api-key') || bearer?.startsWith(PREFIX.accessToken)) {
+      throw new ForbiddenError('Operator operations are refused to partner credentials');
+    }
+    if (!deps.config.adminAllowRemote && !isLoopback(c.get('clientIp'))) {
+      throw new ForbiddenError('The operator API answers only on loopback (set ADMIN_ALLOW_REMOTE=true)');
+    }
+    if (!bearer) throw new UnauthorizedError('Send the operator token as Authorization: Bearer <ADMIN_TOKEN>');
+    if (!(await operator.isOperatorToken(deps.db.prisma, deps.config.adminToken, bearer))) {
+      throw new UnauthorizedError('The operator token is not valid');
+    }
+    await next();
+  };
+}
+
+const json = <T extends z.ZodType>(schema: T) => ({
+  body: { required: true, content: { 'application/json': { schema } } },
+});
+const anyJson = { description: 'Enveloped result', content: { 'application/json': { schema: z.unknown() } } };
+const idParam = z.object({ id: z.uuid() });
+
+const createChannel = createRoute({
+  method: 'post',
+  path: '/channels',
+  request: json(
+    z
+      .object({
+        name: z.string().trim().min(1).max(200),
+        company: z.string().trim().max(200).nullish(),
+        tier: z.enum(['sandbox', 'starter']).optional(),
+        balance: z.union([positiveAmount, z.literal(0).transform(() => 0n)]).optional(),
+        currency: currencySchema.optional(),
+        scopes: z.array(z.enum(SCOPES)).min(1).optional(),
+      })
+      .strict(),
+  ),
+  responses: { 201: anyJson },
+});
+
+const showChannel = createRoute({
+  method: 'get',
+  path: '/channels/{id}',
+  request: { params: idParam },
+  responses: { 200: anyJson },
+});
+
+const topUp = createRoute({
+  method: 'post',
+  path: '/channels/{id}/topup',
+  request: {
+    params: idParam,
+    ...json(z.object({ amount: positiveAmount, reference: z.string().trim().min(1).max(200).optional() }).strict()),
+  },
+  responses: { 200: anyJson },
+});
+
+function appAction(action: 'suspend' | 'resume' | 'rotate-key') {
+  return createRoute({
+    method: 'post',
+    path: `/apps/{id}/${action}`,
+    request: { params: idParam },
+    responses: { 200: anyJson },
+  });
+}

@@ -1,0 +1,132 @@
+import { z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { ZodError } from 'zod';
+import { AppError, toAppError, ValidationError, type FieldIssue } from '../src/services/errors.js';
+import { OAuthError } from '../src/services/oauth.js';
+import type { HttpEnv } from './http.js';
+
+/**
+ * The envelopes of spec §2.1 and the one mapping from errors to responses. Every REST response,
+ * success or failure, is shaped here.
+ */
+
+export function meta(c: Context<HttpEnv>) {
+  return { request_id: c.get('requestId'), timestamp: new Date().toISOString() };
+}
+
+/** `{ data, ...extra, meta }` with the given status. */
+export function ok<T, S extends ContentfulStatusCode = 200>(
+  c: Context<HttpEnv>,
+  data: T,
+  status: S = 200 as S,
+  extra: object = {},
+) {
+  return c.json({ data, ...extra, meta: meta(c) }, status);
+}
+
+export function zodIssues(error: ZodError): FieldIssue[] {
+  return error.issues.map((issue) => ({
+    field: issue.path.length ? issue.path.join('.') : '(body)',
+    reason: issue.message,
+  }));
+}
+
+export function validationErrorFrom(error: ZodError, target?: string): ValidationError {
+  const fields = zodIssues(error).map((f) =>
+    // A query or path parameter is named as it is sent.
+    f.field === '(body)' && target && target !== 'json' && target !== 'form' ? { ...f, field: `(${target})` } : f,
+  );
+  return new ValidationError(fields);
+}
+
+/** Anything thrown while serving a request, as the client should see it. */
+export function classify(error: unknown): AppError {
+  if (error instanceof HTTPException) {
+    // Hono's own refusals: a body that is not the JSON it claims to be.
+    if (error.status === 400) return new ValidationError([{ field: '(body)', reason: 'malformed JSON' }]);
+    return new AppError(error.status, 'BAD_REQUEST', error.message || 'The request could not be processed');
+  }
+  return toAppError(error);
+}
+
+export function errorResponse(c: Context<HttpEnv>, error: unknown): Response {
+  const appError = classify(error);
+  logFailure(c, error, appError);
+  for (const [name, value] of Object.entries(appError.headers)) c.header(name, value);
+  c.header('X-Request-Id', c.get('requestId'));
+  return c.json(
+    {
+      error: { code: appError.code, message: appError.message, details: appError.details },
+      meta: meta(c),
+    },
+    appError.status as ContentfulStatusCode,
+  );
+}
+
+/** The token endpoint's RFC 6749 form: `{ error, error_description }`. */
+export function oauthErrorResponse(c: Context<HttpEnv>, error: unknown): Response {
+  const appError = error instanceof OAuthError ? error : classify(error);
+  logFailure(c, error, appError);
+  for (const [name, value] of Object.entries(appError.headers)) c.header(name, value);
+  c.header('Cache-Control', 'no-store');
+  c.header('Pragma', 'no-cache');
+  if (!(appError instanceof OAuthError) && appError.status < 500) {
+    return c.json({ error: 'invalid_request', error_description: appError.message }, 400);
+  }
+  const code = appError instanceof OAuthError ? appError.code : 'server_error';
+  return c.json({ error: code, error_description: appError.message }, appError.status as ContentfulStatusCode);
+}
+
+function logFailure(c: Context<HttpEnv>, original: unknown, mapped: AppError) {
+  const log = c.get('logger');
+  if (mapped.status >= 500) log.error({ err: original, code: mapped.code }, 'request failed');
+  else log.debug({ code: mapped.code }, 'request refused');
+}
+
+// OpenAPI components of the envelopes.
+export const Meta = z
+  .object({ request_id: z.uuid(), timestamp: z.iso.datetime() })
+  .openapi('Meta');
+
+export const ErrorEnvelope = z
+  .object({
+    error: z.object({
+      code: z.string().openapi({ example: 'VALIDATION_ERROR' }),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()).nullable(),
+    }),
+    meta: Meta,
+  })
+  .openapi('ErrorEnvelope');
+
+export function dataEnvelope<T extends z.ZodType>(schema: T) {
+  return z.object({ data: schema, meta: Meta });
+}
+
+const errorDescriptions: Record<number, string> = {
+  400: 'VALIDATION_ERROR: the request is not valid; details.fields names each bad field',
+  401: 'UNAUTHORIZED: no credential, or a wrong, expired or suspended one',
+  403: 'INSUFFICIENT_SCOPE (details.required_scope) or FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'Conflict with the current state',
+  413: 'PAYLOAD_TOO_LARGE: the body exceeds 1 MiB',
+  429: 'RATE_LIMIT_EXCEEDED, with Retry-After',
+  500: 'INTERNAL_ERROR, masked; quote meta.request_id',
+  501: 'NOT_IMPLEMENTED',
+  502: 'UPSTREAM_ERROR: the inventory provider failed',
+};
+
+/** OpenAPI `responses` entries for the given error statuses, all in the error envelope. */
+export function errorResponses(...statuses: number[]) {
+  return Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      {
+        description: errorDescriptions[status] ?? 'Error',
+        content: { 'application/json': { schema: ErrorEnvelope } },
+      },
+    ]),
+  );
+}

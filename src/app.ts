@@ -1,0 +1,211 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { ServerOptions } from 'graphql-ws';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
+import type { Principal } from './services/auth.js';
+import { pino, type Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import { adminRoutes } from '../rest-adapters/admin/index.js';
+import { errorResponse } from '../rest-adapters/envelope.js';
+import { authContext, requestId, type HttpEnv } from '../rest-adapters/http.js';
+import { v1Routes } from '../rest-adapters/v1/index.js';
+import type { Config } from './config.js';
+import type { AppDeps, RequestContext } from './context.js';
+import { openDatabase } from './db/client.js';
+import { migrate } from './db/migrate.js';
+import { openRedis } from './db/redis.js';
+import { createGraphQL, type Yoga } from './graphql.js';
+import { authenticate } from './services/auth.js';
+import { AppError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError } from './services/errors.js';
+import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
+import { createRateLimiter } from './services/rateLimits.js';
+
+export interface ChannelService {
+  readonly deps: AppDeps;
+  readonly yoga: Yoga;
+  /** The whole HTTP surface as a fetch handler (in-process tests call it directly). */
+  fetch(request: Request, env?: HttpEnv['Bindings']): Promise<Response>;
+  /** Credentials of the demo channel made on this start, if it made one. */
+  readonly demoCredentials: IssuedCredentials | null;
+  readonly adminToken: { token: string; source: 'env' | 'file'; created: boolean };
+  /** Listens on config.port (0 picks a free port); resolves with the bound port. */
+  listen(port?: number): Promise<number>;
+  /** Stops accepting, lets in-flight requests finish (up to the shutdown timeout), closes everything. */
+  close(): Promise<void>;
+}
+
+export async function createService(config: Config, options: { logger?: Logger } = {}): Promise<ChannelService> {
+  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'channel' } });
+  const db = await openDatabase(config);
+  const applied = await migrate(db);
+  if (applied.length) logger.info({ applied }, 'migrations applied');
+  const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
+  const deps: AppDeps = {
+    config,
+    db,
+    redis,
+    logger,
+    limiters: {
+      oauthToken: createRateLimiter({ name: 'oauth-token', points: 20, durationSeconds: 60, redis }),
+    },
+  };
+  const adminToken = await ensureOperatorCredential(db.prisma, config);
+  const demoCredentials = config.env === 'sandbox' ? await seedDemoChannel(db.prisma) : null;
+  const yoga = createGraphQL(logger);
+
+  let shuttingDown = false;
+  const app = new Hono<HttpEnv>();
+  app.onError((error, c) => errorResponse(c, error));
+  app.notFound((c) => errorResponse(c, new NotFoundError(`No route ${c.req.method} ${c.req.path}`)));
+  app.use('*', requestId(deps));
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: config.bodyLimitBytes,
+      onError: () => {
+        throw new PayloadTooLargeError(config.bodyLimitBytes);
+      },
+    }),
+  );
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    const checks: Record<string, 'ok' | 'failing'> = { database: 'ok' };
+    await db.ping().catch(() => (checks.database = 'failing'));
+    if (redis) checks.redis = await redis.ping().then(() => 'ok' as const, () => 'failing' as const);
+    const ready = !shuttingDown && Object.values(checks).every((v) => v === 'ok');
+    return c.json({ status: ready ? 'ready' : 'not_ready', checks, shutting_down: shuttingDown }, ready ? 200 : 503);
+  });
+
+  app.use('/graphql', authContext(deps, { lenient: true }));
+  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { ctx: c.get('ctx') }));
+  app.route('/channel/v1', v1Routes(deps));
+  app.route('/admin/v1', adminRoutes(deps));
+
+  let server: ServerType | undefined;
+  let wss: WebSocketServer | undefined;
+
+  const service: ChannelService = {
+    deps,
+    yoga,
+    demoCredentials,
+    adminToken,
+    fetch: async (request, env) => {
+      if (shuttingDown) {
+        const refusal = new ServiceUnavailableError();
+        return Response.json(
+          { error: { code: refusal.code, message: refusal.message, details: null } },
+          { status: 503, headers: { Connection: 'close' } },
+        );
+      }
+      return app.fetch(request, env);
+    },
+    listen(port = config.port) {
+      return new Promise((resolve, reject) => {
+        server = serve({ fetch: (req, env) => service.fetch(req, env), port, hostname: config.host }, (info) =>
+          resolve(info.port),
+        );
+        server.once('error', reject);
+        wss = new WebSocketServer({ noServer: true });
+        useServer(graphqlWsOptions(deps, yoga), wss);
+        server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+          const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+          if (path !== '/graphql' || shuttingDown) {
+            socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+            return;
+          }
+          wss!.handleUpgrade(request, socket, head, (ws) => wss!.emit('connection', ws, request));
+        });
+      });
+    },
+    async close() {
+      if (shuttingDown) return;
+      shuttingDown = true;
+      for (const client of wss?.clients ?? []) client.close(1001, 'server shutting down');
+      if (server) {
+        const http = server as import('node:http').Server;
+        const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+        http.closeIdleConnections();
+        const timer = setTimeout(() => http.closeAllConnections(), config.shutdownTimeoutMs);
+        await closed;
+        clearTimeout(timer);
+      }
+      wss?.close();
+      await yoga.dispose();
+      if (redis) await redis.quit().catch(() => redis.disconnect());
+      await db.close();
+    },
+  };
+  return service;
+}
+
+/**
+ * graphql-ws on /graphql: the credential comes in the connection_init payload
+ * ({"X-Api-Key": "..."} or {"Authorization": "Bearer ..."}); a connection without a valid one is
+ * closed with 4403. Operations run through Yoga's envelop, so plugins and masking apply.
+ */
+type WsExtra = Extra & { principal?: Principal };
+
+function graphqlWsOptions(deps: AppDeps, yoga: Yoga): ServerOptions<Record<string, unknown>, WsExtra> {
+  return {
+    onConnect: async (ctx) => {
+      const params = lowerKeys(ctx.connectionParams ?? {});
+      try {
+        const principal = await authenticate(deps.db.prisma, {
+          apiKey: stringOrUndefined(params['x-api-key']),
+          authorization: stringOrUndefined(params['authorization']),
+        });
+        if (!principal) return false;
+        ctx.extra.principal = principal;
+        return true;
+      } catch (error) {
+        if (error instanceof AppError) return false;
+        throw error;
+      }
+    },
+    execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
+    subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
+    onSubscribe: async (ctx, _id, payload) => {
+      const id = crypto.randomUUID();
+      const requestContext: RequestContext = {
+        requestId: id,
+        deps,
+        logger: deps.logger.child({ reqId: id, transport: 'graphql-ws' }),
+        principal: ctx.extra.principal ?? null,
+        authError: null,
+        signal: undefined,
+      };
+      const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+        ctx: requestContext,
+        request: ctx.extra.request,
+        params: payload,
+      });
+      const args = {
+        schema,
+        operationName: payload.operationName,
+        document: parse(payload.query),
+        variableValues: payload.variables,
+        contextValue: await contextFactory(),
+        rootValue: { execute, subscribe },
+      };
+      const errors = validate(args.schema, args.document);
+      return errors.length ? errors : args;
+    },
+  };
+}
+
+interface EnvelopedRoot {
+  execute: (args: unknown) => never;
+  subscribe: (args: unknown) => never;
+}
+
+function lowerKeys(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+function stringOrUndefined(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}

@@ -1,0 +1,69 @@
+import SchemaBuilder from '@pothos/core';
+import ScopeAuthPlugin, { AuthScopeFailureType, type AuthFailure } from '@pothos/plugin-scope-auth';
+import ZodPlugin from '@pothos/plugin-zod';
+import { GraphQLError } from 'graphql';
+import type { ZodError } from 'zod';
+import type { RequestContext } from '../context.js';
+import { InsufficientScopeError, UnauthorizedError, ValidationError } from '../services/errors.js';
+import type { Scope } from '../services/scopes.js';
+
+/**
+ * Configuration only: plugins, scalars and scope definitions. Types and their root fields live
+ * in one file each beside this one.
+ *
+ * Deny by default: Query, Mutation and Subscription require an authenticated caller at type level
+ * and every root field names its scope (test/schema.test.ts checks that none is missing).
+ */
+export const builder = new SchemaBuilder<{
+  Context: RequestContext;
+  AuthScopes: { authenticated: boolean; scope: Scope };
+  DefaultFieldNullability: false;
+  Scalars: {
+    DateTime: { Input: Date; Output: Date };
+  };
+}>({
+  plugins: [ScopeAuthPlugin, ZodPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authScopes: (ctx) => ({
+      authenticated: ctx.principal !== null,
+      scope: (scope) => ctx.principal?.scopes.has(scope) ?? false,
+    }),
+    unauthorizedError: (_parent, ctx, _info, result) => {
+      if (!ctx.principal) return ctx.authError ?? new UnauthorizedError();
+      const scope = missingScope(result.failure);
+      return scope ? new InsufficientScopeError(scope) : new UnauthorizedError(result.message);
+    },
+  },
+  zod: {
+    validationError: (error: ZodError) =>
+      new ValidationError(
+        error.issues.map((issue) => ({ field: issue.path.join('.') || '(input)', reason: issue.message })),
+      ),
+  },
+});
+
+function missingScope(failure: AuthFailure): string | undefined {
+  switch (failure.kind) {
+    case AuthScopeFailureType.AuthScope:
+      return failure.scope === 'scope' ? String(failure.parameter) : undefined;
+    case AuthScopeFailureType.AllAuthScopes:
+    case AuthScopeFailureType.AnyAuthScopes:
+      return failure.failures.map(missingScope).find((s) => s !== undefined);
+    default:
+      return undefined;
+  }
+}
+
+builder.scalarType('DateTime', {
+  description: 'An instant, as an ISO 8601 string in UTC',
+  serialize: (value) => value.toISOString(),
+  parseValue: (value) => {
+    const date = typeof value === 'string' ? new Date(value) : new Date(Number.NaN);
+    if (Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string');
+    return date;
+  },
+});
+
+builder.queryType({ authScopes: { authenticated: true } });
+builder.mutationType({ authScopes: { authenticated: true } });

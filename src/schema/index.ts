@@ -1,0 +1,4 @@
+import { builder } from './builder.js';
+import './channel.js';
+
+export const schema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,78 @@
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { UnauthorizedError } from './errors.js';
+import { isScope, type Scope } from './scopes.js';
+import { digest, PREFIX } from './secrets.js';
+
+/** Who is calling: the app behind an API key or an access token, and what it may do. */
+export interface Principal {
+  readonly channelId: string;
+  readonly appId: string;
+  readonly credential: 'api_key' | 'access_token';
+  readonly scopes: ReadonlySet<Scope>;
+  /** Addresses or CIDR ranges the app may call from; empty means any. */
+  readonly ipAllowList: readonly string[];
+}
+
+export interface CredentialHeaders {
+  apiKey?: string | null | undefined;
+  authorization?: string | null | undefined;
+}
+
+/**
+ * Resolves the credential of a request. No credential at all gives null (the caller decides
+ * whether the route needs one); a credential that is wrong, expired, revoked or belongs to a
+ * suspended app throws UnauthorizedError.
+ */
+export async function authenticate(
+  prisma: PrismaClient,
+  headers: CredentialHeaders,
+  now = new Date(),
+): Promise<Principal | null> {
+  const apiKey = headers.apiKey?.trim();
+  if (apiKey) return authenticateApiKey(prisma, apiKey);
+  const authorization = headers.authorization?.trim();
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+    if (!match?.[1]) throw new UnauthorizedError('The Authorization header must be "Bearer <access_token>"');
+    return authenticateAccessToken(prisma, match[1], now);
+  }
+  return null;
+}
+
+async function authenticateApiKey(prisma: PrismaClient, key: string): Promise<Principal> {
+  const row = await prisma.apiKey.findUnique({
+    where: { keyHash: digest(key) },
+    include: { app: true },
+  });
+  if (!row || row.revokedAt) throw new UnauthorizedError('The API key is not valid');
+  if (row.app.status !== 'active') throw new UnauthorizedError('The app of this API key is suspended');
+  return principalOf(row.app, 'api_key', row.app.scopes);
+}
+
+async function authenticateAccessToken(prisma: PrismaClient, token: string, now: Date): Promise<Principal> {
+  if (!token.startsWith(PREFIX.accessToken)) throw new UnauthorizedError('The access token is not valid');
+  const row = await prisma.accessToken.findUnique({
+    where: { tokenHash: digest(token) },
+    include: { app: true },
+  });
+  if (!row) throw new UnauthorizedError('The access token is not valid');
+  if (row.expiresAt <= now) throw new UnauthorizedError('The access token has expired; request a new one');
+  if (row.app.status !== 'active') throw new UnauthorizedError('The app of this access token is suspended');
+  // A token never carries more than its app has now, even if the app's scopes were narrowed.
+  const current = new Set(row.app.scopes);
+  return principalOf(row.app, 'access_token', row.scopes.filter((s) => current.has(s)));
+}
+
+function principalOf(
+  app: { id: string; channelId: string; ipAllowList: string[] },
+  credential: Principal['credential'],
+  scopes: string[],
+): Principal {
+  return {
+    channelId: app.channelId,
+    appId: app.id,
+    credential,
+    scopes: new Set(scopes.filter(isScope)),
+    ipAllowList: app.ipAllowList,
+  };
+}
