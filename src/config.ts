@@ -29,6 +29,8 @@ const envSchema = z.object({
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   ADMIN_TOKEN: z.string().min(24, 'at least 24 characters').optional(),
   ADMIN_ALLOW_REMOTE: flag.default(false),
+  /** Where `npm run admin` finds the running service; defaults to loopback on PORT. */
+  ADMIN_URL: optionalUrl,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Largest accepted request body; larger bodies get 413. */
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
@@ -48,6 +50,7 @@ export type Config = Readonly<{
   trustedProxies: readonly string[];
   adminToken: string | undefined;
   adminAllowRemote: boolean;
+  adminUrl: string;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
@@ -79,6 +82,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustedProxies: e.TRUSTED_PROXIES,
     adminToken: e.ADMIN_TOKEN,
     adminAllowRemote: e.ADMIN_ALLOW_REMOTE,
+    adminUrl: e.ADMIN_URL ?? `http://127.0.0.1:${e.PORT}`,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

@@ -1,0 +1,90 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { createService, type ChannelService } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createChannel, type IssuedCredentials, type NewChannel } from '../../src/services/operator.js';
+
+/**
+ * A service for one test file: embedded PGlite in a temporary directory, or, when DATABASE_URL is
+ * set, PostgreSQL in a schema of its own (dropped afterwards); Redis when REDIS_URL is set.
+ */
+export interface TestService {
+  service: ChannelService;
+  config: Config;
+  /** Calls the service in-process, as from `ip` (a loopback address of this test file by default). */
+  request(path: string, init?: RequestInit & { ip?: string }): Promise<Response>;
+  graphql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResult>;
+  channel(input?: Partial<NewChannel>): Promise<IssuedCredentials>;
+  close(): Promise<void>;
+}
+
+export interface GraphQLResult {
+  status: number;
+  data?: Record<string, unknown> | null;
+  errors?: { message: string; path?: string[]; extensions?: { code?: string; details?: Record<string, unknown> } }[];
+}
+
+export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'channel-test-'));
+  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0' };
+  if (process.env.DATABASE_URL) {
+    env.DATABASE_URL = process.env.DATABASE_URL;
+    env.DATABASE_SCHEMA = `t_${randomBytes(6).toString('hex')}`;
+  }
+  if (process.env.REDIS_URL) env.REDIS_URL = process.env.REDIS_URL;
+  return { ...env, ...overrides };
+}
+
+/** Removes what testEnv made: the data directory and the PostgreSQL schema. */
+export async function cleanupEnv(env: Record<string, string>): Promise<void> {
+  rmSync(env.DATA_DIR!, { recursive: true, force: true });
+  if (env.DATABASE_URL && env.DATABASE_SCHEMA && env.DATABASE_SCHEMA !== 'public') {
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${env.DATABASE_SCHEMA}" CASCADE`);
+    await client.end();
+  }
+}
+
+export async function startTestService(overrides: Record<string, string> = {}): Promise<TestService> {
+  const env = testEnv(overrides);
+  const config = loadConfig(env);
+  const service = await createService(config);
+  // A loopback address of its own, so per-address limits of files sharing Redis do not collide.
+  const ownIp = `127.${randomInt(1, 255)}.${randomInt(1, 255)}.${randomInt(1, 255)}`;
+
+  const request: TestService['request'] = (path, init = {}) => {
+    const { ip = ownIp, ...rest } = init;
+    return service.fetch(new Request(`http://channel.test${path}`, rest), { incoming: { socket: { remoteAddress: ip } } });
+  };
+
+  return {
+    service,
+    config,
+    request,
+    async graphql(query, variables, headers = {}) {
+      const res = await request('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
+        body: JSON.stringify({ query, variables }),
+      });
+      return { status: res.status, ...((await res.json()) as object) };
+    },
+    channel: (input = {}) => createChannel(service.deps.db.prisma, { name: 'Test Channel', ...input }),
+    async close() {
+      await service.close();
+      await cleanupEnv(env);
+    },
+  };
+}
+
+export function apiKey(credentials: IssuedCredentials): Record<string, string> {
+  return { 'x-api-key': credentials.api_key };
+}
+
+export function json(body: unknown, headers: Record<string, string> = {}): RequestInit {
+  return { body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } };
+}
