@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../src/services/operator.js';
-import { startTestService, type TestService } from './helpers/service.js';
+import { startTestService, uniqueIp, type TestService } from './helpers/service.js';
 
 let t: TestService;
 let creds: IssuedCredentials;
@@ -11,9 +11,11 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** Each test gets its own client address, so the per-address limit counts only its own requests. */
-let nextIp = 1;
-function token(body: string | Record<string, unknown>, headers: Record<string, string> = {}, ip = `127.0.9.${nextIp++}`) {
+/**
+ * Each request comes from an address of its own unless a test names one, so the per-address
+ * limit counts only that test's requests (also across runs sharing one Redis).
+ */
+function token(body: string | Record<string, unknown>, headers: Record<string, string> = {}, ip = uniqueIp()) {
   const form = typeof body === 'string';
   return t.request('/channel/v1/oauth/token', {
     method: 'POST',
@@ -107,7 +109,7 @@ describe('POST /channel/v1/oauth/token', () => {
   });
 
   it('allows 20 requests per 60 s per address; the 21st gets 429 rate_limit_exceeded with Retry-After', async () => {
-    const ip = '127.0.20.21';
+    const ip = uniqueIp();
     const body = form(valid());
     const statuses: number[] = [];
     for (let i = 0; i < 20; i++) statuses.push((await token(body, {}, ip)).status);
@@ -119,11 +121,11 @@ describe('POST /channel/v1/oauth/token', () => {
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(await limited.json()).toMatchObject({ error: 'rate_limit_exceeded' });
     // Another address is not affected.
-    expect((await token(body, {}, '127.0.20.22')).status).toBe(200);
+    expect((await token(body, {}, uniqueIp())).status).toBe(200);
   });
 
   it('counts failed attempts too, so secrets cannot be guessed quickly', async () => {
-    const ip = '127.0.30.1';
+    const ip = uniqueIp();
     for (let i = 0; i < 20; i++) {
       expect((await token(form({ ...valid(), client_secret: `guess-${i}` }), {}, ip)).status).toBe(401);
     }

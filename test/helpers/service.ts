@@ -81,6 +81,12 @@ export async function startTestService(overrides: Record<string, string> = {}): 
   };
 }
 
+/** A client address no other test (or earlier run sharing Redis) has used. */
+export function uniqueIp(): string {
+  const hex = randomBytes(8).toString('hex').match(/.{4}/g)!;
+  return `fd00::${hex.join(':')}`;
+}
+
 export function apiKey(credentials: IssuedCredentials): Record<string, string> {
   return { 'x-api-key': credentials.api_key };
 }
