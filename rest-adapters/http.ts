@@ -4,7 +4,7 @@ import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
 import type { AppDeps, RequestContext } from '../src/context.js';
 import { authenticate } from '../src/services/auth.js';
-import { AppError, InsufficientScopeError, UnauthorizedError } from '../src/services/errors.js';
+import { AppError, InsufficientScopeError, toAppError, UnauthorizedError } from '../src/services/errors.js';
 import type { Scope } from '../src/services/scopes.js';
 
 /** Hono's per-request variables, shared by every adapter. */
@@ -95,8 +95,9 @@ export function authContext(deps: AppDeps, options: { lenient?: boolean } = {}):
         authorization: c.req.header('authorization'),
       });
     } catch (error) {
-      if (!options.lenient || !(error instanceof AppError)) throw error;
-      authError = error;
+      if (!options.lenient) throw error;
+      if (!(error instanceof AppError)) c.get('logger').error({ err: error }, 'authentication failed');
+      authError = toAppError(error);
     }
     c.set('ctx', {
       requestId: c.get('requestId'),
