@@ -1,0 +1,186 @@
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { createClient } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { cleanupEnv, testEnv } from './helpers/service.js';
+
+/**
+ * The real process: `src/main.ts` listening on a port, the operator CLI as a separate process
+ * talking to it over HTTP, graphql-ws over a real socket, and SIGTERM.
+ */
+
+const run = promisify(execFile);
+const TSX = 'node_modules/.bin/tsx';
+
+let env: Record<string, string>;
+let server: ChildProcessWithoutNullStreams;
+let baseUrl: string;
+let demo: Record<string, string>;
+let exited: Promise<number | null>;
+
+beforeAll(async () => {
+  env = testEnv({ LOG_LEVEL: 'info', ADMIN_TOKEN: 'adm_test-operator-token-0123456789' });
+  server = spawn(TSX, ['src/main.ts'], { env: { ...process.env, ...env } });
+  exited = new Promise((resolve) => server.once('exit', (code) => resolve(code)));
+  const stderr: string[] = [];
+  server.stderr.on('data', (d) => stderr.push(String(d)));
+  demo = {};
+  // Read stdout until both the listening port and the demo credentials have been printed.
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start: ${stderr.join('')}`)), 45_000);
+    createInterface({ input: server.stdout }).on('line', (line) => {
+      if (line.startsWith('{')) {
+        const entry = JSON.parse(line);
+        if (entry.msg === 'listening') baseUrl = `http://127.0.0.1:${entry.port}`;
+      } else {
+        const match = /^\s+(user_id|api_key|client_id|client_secret)\s+(\S+)$/.exec(line);
+        if (match) demo[match[1]!] = match[2]!;
+      }
+      if (baseUrl && demo.client_secret) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+}, 60_000);
+
+afterAll(async () => {
+  if (server.exitCode === null) server.kill('SIGKILL');
+  await cleanupEnv(env);
+});
+
+async function admin(...args: string[]): Promise<{ code: number; json: Record<string, any> }> {
+  try {
+    const { stdout } = await run(TSX, ['src/cli/admin.ts', ...args, '--json'], {
+      env: { ...process.env, ...env, ADMIN_URL: baseUrl },
+    });
+    return { code: 0, json: JSON.parse(stdout) };
+  } catch (error) {
+    const e = error as { code: number; stdout: string };
+    return { code: e.code, json: JSON.parse(e.stdout) };
+  }
+}
+
+function me(key: string) {
+  return fetch(`${baseUrl}/channel/v1/channels/me`, { headers: { 'x-api-key': key } });
+}
+
+describe('first start of an empty sandbox', () => {
+  it('prints a demo credential that works at once', async () => {
+    expect(demo.api_key).toMatch(/^ck_/);
+    const res = await me(demo.api_key!);
+    expect(res.status).toBe(200);
+    expect((await res.json()).data).toMatchObject({ user_id: demo.user_id, name: 'Demo Channel' });
+    const token = await fetch(`${baseUrl}/channel/v1/oauth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: demo.client_id!, client_secret: demo.client_secret! }),
+    });
+    expect(token.status).toBe(200);
+  });
+});
+
+describe('operator CLI against the running service', () => {
+  let created: Record<string, any>;
+
+  it('channel:create prints the new credentials as one JSON object', async () => {
+    const { code, json } = await admin('channel:create', '--name', 'CLI Travel', '--company', 'CLI Co', '--tier', 'starter', '--balance', '500000', '--scopes', 'channels:read reservations:read');
+    expect(code).toBe(0);
+    expect(json).toEqual({
+      user_id: expect.any(String),
+      app_id: expect.any(String),
+      api_key: expect.stringMatching(/^ck_/),
+      client_id: expect.stringMatching(/^app_/),
+      client_secret: expect.stringMatching(/^cs_/),
+      scopes: ['reservations:read', 'channels:read'],
+    });
+    created = json;
+    const res = await me(created.api_key);
+    expect((await res.json()).data).toMatchObject({ name: 'CLI Travel', tier: 'starter' });
+  });
+
+  it('channel:show and channel:topup report the balance in KRW', async () => {
+    const shown = await admin('channel:show', '--user-id', created.user_id);
+    expect(shown.json).toMatchObject({ user_id: created.user_id, name: 'CLI Travel', balance: 500000 });
+    expect(shown.json.apps[0]).toMatchObject({ app_id: created.app_id, status: 'active' });
+    const topped = await admin('channel:topup', '--user-id', created.user_id, '--amount', '250000');
+    expect(topped).toEqual({ code: 0, json: { user_id: created.user_id, amount: 250000, balance: 750000 } });
+    expect((await admin('channel:show', '--user-id', created.user_id)).json.balance).toBe(750000);
+  });
+
+  it('app:suspend refuses the app at once and app:resume restores it', async () => {
+    expect((await admin('app:suspend', '--app-id', created.app_id)).json.status).toBe('suspended');
+    expect((await me(created.api_key)).status).toBe(401);
+    expect((await admin('app:resume', '--app-id', created.app_id)).json.status).toBe('active');
+    expect((await me(created.api_key)).status).toBe(200);
+  });
+
+  it('key:rotate issues a new key and revokes the old one', async () => {
+    const { json } = await admin('key:rotate', '--app-id', created.app_id);
+    expect(json.api_key).toMatch(/^ck_/);
+    expect((await me(created.api_key)).status).toBe(401);
+    expect((await me(json.api_key)).status).toBe(200);
+    created.api_key = json.api_key;
+  });
+
+  it('reports errors as JSON with a non-zero exit code', async () => {
+    const missing = await admin('channel:show', '--user-id', '00000000-0000-4000-8000-000000000000');
+    expect(missing.code).toBe(1);
+    expect(missing.json.error.code).toBe('NOT_FOUND');
+    const invalid = await admin('channel:topup', '--user-id', created.user_id, '--amount', '12.5');
+    expect(invalid.code).toBe(1);
+    expect(invalid.json.error.code).toBe('VALIDATION_ERROR');
+    const usage = await admin('channel:create');
+    expect(usage.code).toBe(2);
+    expect(usage.json.error.code).toBe('USAGE');
+  });
+
+  it('the operator API refuses partner credentials and a wrong operator token', async () => {
+    const asPartner = await fetch(`${baseUrl}/admin/v1/channels/${created.user_id}`, { headers: { 'x-api-key': created.api_key } });
+    expect(asPartner.status).toBe(403);
+    expect((await asPartner.json()).error.code).toBe('FORBIDDEN');
+    const wrong = await fetch(`${baseUrl}/admin/v1/channels/${created.user_id}`, { headers: { authorization: 'Bearer adm_wrong' } });
+    expect(wrong.status).toBe(401);
+    const wrongCli = await run(TSX, ['src/cli/admin.ts', 'channel:show', '--user-id', created.user_id, '--json'], {
+      env: { ...process.env, ...env, ADMIN_URL: baseUrl, ADMIN_TOKEN: 'adm_wrong-token-of-enough-length' },
+    }).catch((e: { code: number; stdout: string }) => e);
+    expect((wrongCli as { code: number }).code).toBe(1);
+    expect(JSON.parse((wrongCli as { stdout: string }).stdout).error.code).toBe('UNAUTHORIZED');
+  });
+});
+
+describe('graphql-ws on /graphql', () => {
+  function wsClient(connectionParams: Record<string, string>) {
+    return createClient({ url: `${baseUrl.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams, retryAttempts: 0, lazy: true });
+  }
+
+  it('authenticates with the connection_init payload and runs operations', async () => {
+    const client = wsClient({ 'X-Api-Key': demo.api_key! });
+    const result = await new Promise<any>((resolve, reject) => {
+      client.subscribe({ query: '{ channel { userId name } }' }, { next: resolve, error: reject, complete: () => {} });
+    });
+    expect(result).toEqual({ data: { channel: { userId: demo.user_id, name: 'Demo Channel' } } });
+    await client.dispose();
+  });
+
+  it('closes a connection without a valid credential with 4403', async () => {
+    const client = wsClient({ 'X-Api-Key': 'ck_wrong' });
+    const closed = await new Promise<{ code: number }>((resolve) => {
+      client.on('closed', (event) => resolve(event as { code: number }));
+      client.subscribe({ query: '{ channel { userId } }' }, { next: () => {}, error: () => {}, complete: () => {} });
+    });
+    expect(closed.code).toBe(4403);
+    await client.dispose();
+  });
+});
+
+describe('SIGTERM', () => {
+  it('finishes in-flight work, stops, and exits 0', async () => {
+    const inFlight = me(demo.api_key!);
+    server.kill('SIGTERM');
+    expect((await inFlight).status).toBe(200);
+    expect(await exited).toBe(0);
+    await expect(fetch(`${baseUrl}/healthz`)).rejects.toThrow();
+  });
+});
