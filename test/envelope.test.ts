@@ -62,8 +62,8 @@ describe('a server fault', () => {
   it('is a masked 500 INTERNAL_ERROR with the request id and nothing else', async () => {
     const broken = await startTestService();
     const key = await broken.channel();
-    // The database goes away under the running service.
-    await broken.service.deps.db.close();
+    // A table goes away under the running service: every credential lookup now fails.
+    await broken.service.deps.db.runScript('DROP TABLE "api_keys" CASCADE');
     const res = await broken.request('/channel/v1/channels/me', { headers: apiKey(key) });
     expect(res.status).toBe(500);
     const text = await res.text();
@@ -77,6 +77,8 @@ describe('a server fault', () => {
     const gql = await broken.graphql('{ channel { userId } }', {}, apiKey(key));
     expect(gql.errors?.[0]).toMatchObject({ message: 'An internal error occurred; quote the request id to support', extensions: { code: 'INTERNAL_ERROR' } });
 
+    // The database goes away altogether: not ready.
+    await broken.service.deps.db.close();
     const ready = await broken.request('/readyz');
     expect(ready.status).toBe(503);
     expect(await ready.json()).toMatchObject({ status: 'not_ready', checks: { database: 'failing' } });

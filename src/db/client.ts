@@ -63,10 +63,10 @@ async function openPostgres(url: string, schema: string): Promise<Database> {
     async ping() {
       await pool.query('SELECT 1');
     },
-    async close() {
+    close: once(async () => {
       await prisma.$disconnect();
       await pool.end();
-    },
+    }),
   };
 }
 
@@ -89,9 +89,14 @@ async function openPglite(config: Config): Promise<Database> {
     async ping() {
       await db.query('SELECT 1');
     },
-    async close() {
+    close: once(async () => {
       await prisma.$disconnect();
       await db.close();
-    },
+    }),
   };
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => (done ??= fn());
 }
