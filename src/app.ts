@@ -61,6 +61,10 @@ export async function createService(config: Config, options: { logger?: Logger }
   app.onError((error, c) => errorResponse(c, error));
   app.notFound((c) => errorResponse(c, new NotFoundError(`No route ${c.req.method} ${c.req.path}`)));
   app.use('*', requestId(deps));
+  app.use('*', async (_c, next) => {
+    if (shuttingDown) throw new ServiceUnavailableError();
+    await next();
+  });
   app.use(
     '*',
     bodyLimit({
@@ -93,16 +97,7 @@ export async function createService(config: Config, options: { logger?: Logger }
     yoga,
     demoCredentials,
     adminToken,
-    fetch: async (request, env) => {
-      if (shuttingDown) {
-        const refusal = new ServiceUnavailableError();
-        return Response.json(
-          { error: { code: refusal.code, message: refusal.message, details: null } },
-          { status: 503, headers: { Connection: 'close' } },
-        );
-      }
-      return app.fetch(request, env);
-    },
+    fetch: async (request, env) => app.fetch(request, env),
     listen(port = config.port) {
       return new Promise((resolve, reject) => {
         server = serve({ fetch: (req, env) => service.fetch(req, env), port, hostname: config.host }, (info) =>

@@ -99,3 +99,16 @@ describe('health', () => {
     if (t.config.redisUrl) expect(body.checks.redis).toBe('ok');
   });
 });
+
+describe('shutting down', () => {
+  it('refuses new requests with 503 SERVICE_UNAVAILABLE in the envelope', async () => {
+    const closing = await startTestService();
+    const key = await closing.channel();
+    await closing.close();
+    const res = await closing.request('/channel/v1/channels/me', { headers: apiKey(key) });
+    expect(res.status).toBe(503);
+    const body = await res.json();
+    expect(body.error.code).toBe('SERVICE_UNAVAILABLE');
+    expect(body.meta.request_id).toBe(res.headers.get('x-request-id'));
+  });
+});
