@@ -70,8 +70,6 @@ export function oauthErrorResponse(c: Context<HttpEnv>, error: unknown): Respons
   const appError = error instanceof OAuthError ? error : classify(error);
   logFailure(c, error, appError);
   for (const [name, value] of Object.entries(appError.headers)) c.header(name, value);
-  c.header('Cache-Control', 'no-store');
-  c.header('Pragma', 'no-cache');
   if (!(appError instanceof OAuthError) && appError.status < 500) {
     return c.json({ error: 'invalid_request', error_description: appError.message }, 400);
   }

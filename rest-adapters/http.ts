@@ -1,4 +1,4 @@
-import { createRoute, type RouteConfig } from '@hono/zod-openapi';
+import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
@@ -6,6 +6,7 @@ import type { AppDeps, RequestContext } from '../src/context.js';
 import { authenticate } from '../src/services/auth.js';
 import { AppError, InsufficientScopeError, toAppError, UnauthorizedError } from '../src/services/errors.js';
 import type { Scope } from '../src/services/scopes.js';
+import { validationErrorFrom } from './envelope.js';
 
 /** Hono's per-request variables, shared by every adapter. */
 export type HttpEnv = {
@@ -119,6 +120,15 @@ export function requireScope(scope: Scope): MiddlewareHandler<HttpEnv> {
     if (!principal.scopes.has(scope)) throw new InsufficientScopeError(scope);
     await next();
   };
+}
+
+/** A router whose request validation failures become 400 VALIDATION_ERROR in the envelope. */
+export function router(): OpenAPIHono<HttpEnv> {
+  return new OpenAPIHono<HttpEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw validationErrorFrom(result.error, result.target);
+    },
+  });
 }
 
 /**

@@ -5,7 +5,6 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
-import type { Principal } from './services/auth.js';
 import { pino, type Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { adminRoutes } from '../rest-adapters/admin/index.js';
@@ -18,7 +17,7 @@ import { openDatabase } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { openRedis } from './db/redis.js';
 import { createGraphQL, type Yoga } from './graphql.js';
-import { authenticate } from './services/auth.js';
+import { authenticate, type Principal } from './services/auth.js';
 import { AppError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError } from './services/errors.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
 import { createRateLimiter } from './services/rateLimits.js';
@@ -61,6 +60,17 @@ export async function createService(config: Config, options: { logger?: Logger }
   app.onError((error, c) => errorResponse(c, error));
   app.notFound((c) => errorResponse(c, new NotFoundError(`No route ${c.req.method} ${c.req.path}`)));
   app.use('*', requestId(deps));
+
+  // Health answers before the shutdown gate, so a load balancer sees readiness drop to 503.
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    const checks: Record<string, 'ok' | 'failing'> = { database: 'ok' };
+    await db.ping().catch(() => (checks.database = 'failing'));
+    if (redis) checks.redis = await redis.ping().then(() => 'ok' as const, () => 'failing' as const);
+    const ready = !shuttingDown && Object.values(checks).every((v) => v === 'ok');
+    return c.json({ status: ready ? 'ready' : 'not_ready', checks, shutting_down: shuttingDown }, ready ? 200 : 503);
+  });
+
   app.use('*', async (_c, next) => {
     if (shuttingDown) throw new ServiceUnavailableError();
     await next();
@@ -74,15 +84,6 @@ export async function createService(config: Config, options: { logger?: Logger }
       },
     }),
   );
-
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/readyz', async (c) => {
-    const checks: Record<string, 'ok' | 'failing'> = { database: 'ok' };
-    await db.ping().catch(() => (checks.database = 'failing'));
-    if (redis) checks.redis = await redis.ping().then(() => 'ok' as const, () => 'failing' as const);
-    const ready = !shuttingDown && Object.values(checks).every((v) => v === 'ok');
-    return c.json({ status: ready ? 'ready' : 'not_ready', checks, shutting_down: shuttingDown }, ready ? 200 : 503);
-  });
 
   app.use('/graphql', authContext(deps, { lenient: true }));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { ctx: c.get('ctx') }));
@@ -100,7 +101,7 @@ export async function createService(config: Config, options: { logger?: Logger }
     fetch: async (request, env) => app.fetch(request, env),
     listen(port = config.port) {
       return new Promise((resolve, reject) => {
-        server = serve({ fetch: (req, env) => service.fetch(req, env), port, hostname: config.host }, (info) =>
+        server = serve({ fetch: app.fetch, port, hostname: config.host }, (info) =>
           resolve(info.port),
         );
         server.once('error', reject);

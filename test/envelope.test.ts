@@ -110,5 +110,8 @@ describe('shutting down', () => {
     const body = await res.json();
     expect(body.error.code).toBe('SERVICE_UNAVAILABLE');
     expect(body.meta.request_id).toBe(res.headers.get('x-request-id'));
+    const ready = await closing.request('/readyz');
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ status: 'not_ready', shutting_down: true });
   });
 });

@@ -1,4 +1,4 @@
-import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppDeps } from '../../src/context.js';
 import { ForbiddenError, UnauthorizedError } from '../../src/services/errors.js';
@@ -6,8 +6,8 @@ import { currencySchema, positiveAmount } from '../../src/services/money.js';
 import * as operator from '../../src/services/operator.js';
 import { SCOPES } from '../../src/services/scopes.js';
 import { PREFIX } from '../../src/services/secrets.js';
-import { ok, validationErrorFrom } from '../envelope.js';
-import { isLoopback, type HttpEnv } from '../http.js';
+import { ok } from '../envelope.js';
+import { isLoopback, router, type HttpEnv } from '../http.js';
 import { toWire as channelToWire } from '../v1/channels.js';
 
 /**
@@ -15,11 +15,7 @@ import { toWire as channelToWire } from '../v1/channels.js';
  * operator token only, loopback only unless ADMIN_ALLOW_REMOTE=true, partner credentials refused.
  */
 export function adminRoutes(deps: AppDeps): OpenAPIHono<HttpEnv> {
-  const app = new OpenAPIHono<HttpEnv>({
-    defaultHook: (result) => {
-      if (!result.success) throw validationErrorFrom(result.error, result.target);
-    },
-  });
+  const app = router();
   app.use('*', operatorOnly(deps));
   const prisma = deps.db.prisma;
 

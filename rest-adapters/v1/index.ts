@@ -1,18 +1,13 @@
-import { OpenAPIHono } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import { SCOPES } from '../../src/services/scopes.js';
-import { validationErrorFrom } from '../envelope.js';
 import type { AppDeps } from '../../src/context.js';
-import { authContext, type HttpEnv } from '../http.js';
+import { authContext, router, type HttpEnv } from '../http.js';
 import { tokenRoute } from '../oauth/token.js';
 import { channelRoutes } from './channels.js';
 
 /** REST v1 under /channel/v1 (spec §4.1 to §4.5) and its OpenAPI 3.1 document. */
 export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
-  const app = new OpenAPIHono<HttpEnv>({
-    defaultHook: (result) => {
-      if (!result.success) throw validationErrorFrom(result.error, result.target);
-    },
-  });
+  const app = router();
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',

@@ -45,7 +45,7 @@ export interface ChannelWithBalance extends ChannelProfile {
 
 export async function createChannel(prisma: PrismaClient, input: NewChannel): Promise<IssuedCredentials> {
   const scopes = sortScopes(input.scopes ?? SCOPES);
-  const apiKey = newSecret(PREFIX.apiKey);
+  const apiKey = newApiKey();
   const clientId = newSecret(PREFIX.clientId).slice(0, 28);
   const clientSecret = newSecret(PREFIX.clientSecret);
   return prisma.$transaction(async (tx) => {
@@ -65,7 +65,7 @@ export async function createChannel(prisma: PrismaClient, input: NewChannel): Pr
         clientId,
         clientSecretHash: digest(clientSecret),
         scopes,
-        apiKeys: { create: { keyHash: digest(apiKey), prefix: apiKey.slice(0, 10) } },
+        apiKeys: { create: apiKey.row },
       },
     });
     if (input.balance && input.balance > 0n) {
@@ -74,7 +74,7 @@ export async function createChannel(prisma: PrismaClient, input: NewChannel): Pr
     return {
       user_id: channel.id,
       app_id: app.id,
-      api_key: apiKey,
+      api_key: apiKey.key,
       client_id: clientId,
       client_secret: clientSecret,
       scopes,
@@ -124,14 +124,20 @@ export async function setAppStatus(
 
 /** Issues a new API key and revokes the app's previous keys at once. */
 export async function rotateKey(prisma: PrismaClient, appId: string): Promise<{ app_id: string; api_key: string }> {
-  const apiKey = newSecret(PREFIX.apiKey);
+  const apiKey = newApiKey();
   await prisma.$transaction(async (tx) => {
     const found = await tx.app.findUnique({ where: { id: appId } });
     if (!found) throw new NotFoundError(`No app ${appId}`);
     await tx.apiKey.updateMany({ where: { appId, revokedAt: null }, data: { revokedAt: new Date() } });
-    await tx.apiKey.create({ data: { appId, keyHash: digest(apiKey), prefix: apiKey.slice(0, 10) } });
+    await tx.apiKey.create({ data: { appId, ...apiKey.row } });
   });
-  return { app_id: appId, api_key: apiKey };
+  return { app_id: appId, api_key: apiKey.key };
+}
+
+/** A new API key and the row that stores it: its digest and a recognisable prefix. */
+function newApiKey(): { key: string; row: { keyHash: string; prefix: string } } {
+  const key = newSecret(PREFIX.apiKey);
+  return { key, row: { keyHash: digest(key), prefix: key.slice(0, 10) } };
 }
 
 function appSummary(app: App): Omit<AppSummary, 'api_keys'> {
