@@ -4,8 +4,9 @@
  * yields the same properties, room types, rate plans, stock and prices.
  */
 
-export type CancellationPolicyType = 'flexible' | 'moderate' | 'strict' | 'non_refundable';
-export type MealPlan = 'room_only' | 'breakfast' | 'half_board' | 'full_board';
+import type { CancellationPolicyType, MealPlan } from '../upstream/protocol.js';
+
+export type { CancellationPolicyType, MealPlan };
 
 export interface City {
   name: string;
