@@ -17,13 +17,13 @@ export function meta(c: Context<HttpEnv>) {
 }
 
 /** `{ data, ...extra, meta }` with the given status. */
-export function ok<T, S extends ContentfulStatusCode = 200>(
+export function ok<T, S extends ContentfulStatusCode = 200, E extends object = Record<never, never>>(
   c: Context<HttpEnv>,
   data: T,
   status: S = 200 as S,
-  extra: object = {},
+  extra: E = {} as E,
 ) {
-  return c.json({ data, ...extra, meta: meta(c) }, status);
+  return c.json({ data, ...extra, meta: meta(c) } as { data: T; meta: ReturnType<typeof meta> } & E, status);
 }
 
 export function zodIssues(error: ZodError): FieldIssue[] {

@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
-import type { AppDeps, RequestContext } from '../src/context.js';
+import { createRequestContext, type AppDeps, type RequestContext } from '../src/context.js';
 import { authenticate } from '../src/services/auth.js';
 import { AppError, InsufficientScopeError, toAppError, UnauthorizedError } from '../src/services/errors.js';
 import type { Scope } from '../src/services/scopes.js';
@@ -100,14 +100,17 @@ export function authContext(deps: AppDeps, options: { lenient?: boolean } = {}):
       if (!(error instanceof AppError)) c.get('logger').error({ err: error }, 'authentication failed');
       authError = toAppError(error);
     }
-    c.set('ctx', {
-      requestId: c.get('requestId'),
-      deps,
-      logger: c.get('logger'),
-      principal,
-      authError,
-      signal: c.req.raw.signal,
-    });
+    c.set(
+      'ctx',
+      createRequestContext(deps, {
+        requestId: c.get('requestId'),
+        logger: c.get('logger'),
+        principal,
+        authError,
+        signal: c.req.raw.signal,
+        scenarioHeader: c.req.header('x-test-scenario'),
+      }),
+    );
     await next();
   };
 }

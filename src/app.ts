@@ -12,7 +12,7 @@ import { errorResponse } from '../rest-adapters/envelope.js';
 import { authContext, requestId, type HttpEnv } from '../rest-adapters/http.js';
 import { v1Routes } from '../rest-adapters/v1/index.js';
 import type { Config } from './config.js';
-import type { AppDeps, RequestContext } from './context.js';
+import { createRequestContext, type AppDeps } from './context.js';
 import { openDatabase } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { openRedis } from './db/redis.js';
@@ -21,6 +21,10 @@ import { authenticate, type Principal } from './services/auth.js';
 import { AppError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError } from './services/errors.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
 import { createRateLimiter } from './services/rateLimits.js';
+import { TokenSigner } from './services/tokens.js';
+import { startSimulator } from './simulator/server.js';
+import { PropertyCatalog } from './upstream/catalog.js';
+import { UpstreamClient } from './upstream/client.js';
 
 export interface ChannelService {
   readonly deps: AppDeps;
@@ -36,17 +40,40 @@ export interface ChannelService {
   close(): Promise<void>;
 }
 
-export async function createService(config: Config, options: { logger?: Logger } = {}): Promise<ChannelService> {
+export async function createService(
+  config: Config,
+  options: { logger?: Logger; clock?: () => Date } = {},
+): Promise<ChannelService> {
   const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'channel' } });
   const db = await openDatabase(config);
   const applied = await migrate(db);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
+  // Without UPSTREAM_URL the bundled simulator serves on a loopback port of this process, so the
+  // service always speaks to its provider through the same HTTP client.
+  const simulator = config.upstreamUrl
+    ? undefined
+    : await startSimulator({ ...config.simulator, port: 0, host: '127.0.0.1' });
+  const upstream = new UpstreamClient({
+    baseUrl: config.upstreamUrl ?? simulator!.url,
+    connections: config.upstream.connections,
+    deadlines: {
+      content: config.upstream.contentTimeoutMs,
+      search: config.upstream.searchTimeoutMs,
+      booking: config.upstream.bookingTimeoutMs,
+    },
+    breaker: { threshold: config.upstream.breakerThreshold, cooldownMs: config.upstream.breakerCooldownMs },
+    logger,
+  });
   const deps: AppDeps = {
     config,
     db,
     redis,
     logger,
+    upstream,
+    catalog: new PropertyCatalog(upstream, config.contentCache),
+    tokens: await TokenSigner.load(db.prisma, config),
+    clock: options.clock ?? (() => new Date()),
     limiters: {
       oauthToken: createRateLimiter({ name: 'oauth-token', points: 20, durationSeconds: 60, redis }),
     },
@@ -67,6 +94,7 @@ export async function createService(config: Config, options: { logger?: Logger }
     const checks: Record<string, 'ok' | 'failing'> = { database: 'ok' };
     await db.ping().catch(() => (checks.database = 'failing'));
     if (redis) checks.redis = await redis.ping().then(() => 'ok' as const, () => 'failing' as const);
+    checks.upstream = (await upstream.ping()) ? 'ok' : 'failing';
     const ready = !shuttingDown && Object.values(checks).every((v) => v === 'ok');
     return c.json({ status: ready ? 'ready' : 'not_ready', checks, shutting_down: shuttingDown }, ready ? 200 : 503);
   });
@@ -131,6 +159,8 @@ export async function createService(config: Config, options: { logger?: Logger }
       }
       wss?.close();
       await yoga.dispose();
+      await upstream.close();
+      await simulator?.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
       await db.close();
     },
@@ -166,14 +196,13 @@ function graphqlWsOptions(deps: AppDeps, yoga: Yoga): ServerOptions<Record<strin
     subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
     onSubscribe: async (ctx, _id, payload) => {
       const id = crypto.randomUUID();
-      const requestContext: RequestContext = {
+      const requestContext = createRequestContext(deps, {
         requestId: id,
-        deps,
         logger: deps.logger.child({ reqId: id, transport: 'graphql-ws' }),
         principal: ctx.extra.principal ?? null,
         authError: null,
         signal: undefined,
-      };
+      });
       const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
         ctx: requestContext,
         request: ctx.extra.request,

@@ -22,6 +22,25 @@ const envSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   REDIS_URL: optionalUrl,
   UPSTREAM_URL: optionalUrl,
+  /** Deadlines of upstream calls: content and search are short, booking longer. */
+  UPSTREAM_CONTENT_TIMEOUT_MS: z.coerce.number().int().positive().default(3_000),
+  UPSTREAM_SEARCH_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  UPSTREAM_BOOKING_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
+  /** Consecutive upstream failures that open the circuit, and how long it stays open. */
+  UPSTREAM_BREAKER_THRESHOLD: z.coerce.number().int().positive().default(5),
+  UPSTREAM_BREAKER_COOLDOWN_MS: z.coerce.number().int().positive().default(5_000),
+  UPSTREAM_CONNECTIONS: z.coerce.number().int().positive().default(64),
+  /** Property content kept in memory: entries and time to live. */
+  CONTENT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
+  CONTENT_CACHE_TTL_MS: z.coerce.number().int().positive().default(300_000),
+  /** The bundled simulator (used when UPSTREAM_URL is unset, and by `npm run simulator`). */
+  SIMULATOR_SEED: z.coerce.number().int().default(42),
+  SIMULATOR_SIZE: z.coerce.number().int().min(1).max(100_000).default(500),
+  SIMULATOR_VOLATILITY: z.coerce.number().min(0).max(1).default(0),
+  SIMULATOR_PORT: z.coerce.number().int().min(0).max(65535).default(4100),
+  SIMULATOR_HOST: z.string().default('127.0.0.1'),
+  /** Signs price-check and book tokens; generated once and kept in the database when unset. */
+  TOKEN_SIGNING_SECRET: z.string().min(32, 'at least 32 characters').optional(),
   /** Addresses (or CIDR ranges) of reverse proxies whose X-Forwarded-* headers are believed. */
   TRUSTED_PROXIES: z
     .string()
@@ -47,6 +66,17 @@ export type Config = Readonly<{
   dataDir: string;
   redisUrl: string | undefined;
   upstreamUrl: string | undefined;
+  upstream: {
+    contentTimeoutMs: number;
+    searchTimeoutMs: number;
+    bookingTimeoutMs: number;
+    breakerThreshold: number;
+    breakerCooldownMs: number;
+    connections: number;
+  };
+  contentCache: { size: number; ttlMs: number };
+  simulator: { seed: number; size: number; volatility: number; port: number; host: string };
+  tokenSigningSecret: string | undefined;
   trustedProxies: readonly string[];
   adminToken: string | undefined;
   adminAllowRemote: boolean;
@@ -79,6 +109,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: isAbsolute(e.DATA_DIR) ? e.DATA_DIR : resolve(process.cwd(), e.DATA_DIR),
     redisUrl: e.REDIS_URL,
     upstreamUrl: e.UPSTREAM_URL,
+    upstream: {
+      contentTimeoutMs: e.UPSTREAM_CONTENT_TIMEOUT_MS,
+      searchTimeoutMs: e.UPSTREAM_SEARCH_TIMEOUT_MS,
+      bookingTimeoutMs: e.UPSTREAM_BOOKING_TIMEOUT_MS,
+      breakerThreshold: e.UPSTREAM_BREAKER_THRESHOLD,
+      breakerCooldownMs: e.UPSTREAM_BREAKER_COOLDOWN_MS,
+      connections: e.UPSTREAM_CONNECTIONS,
+    },
+    contentCache: { size: e.CONTENT_CACHE_SIZE, ttlMs: e.CONTENT_CACHE_TTL_MS },
+    simulator: {
+      seed: e.SIMULATOR_SEED,
+      size: e.SIMULATOR_SIZE,
+      volatility: e.SIMULATOR_VOLATILITY,
+      port: e.SIMULATOR_PORT,
+      host: e.SIMULATOR_HOST,
+    },
+    tokenSigningSecret: e.TOKEN_SIGNING_SECRET,
     trustedProxies: e.TRUSTED_PROXIES,
     adminToken: e.ADMIN_TOKEN,
     adminAllowRemote: e.ADMIN_ALLOW_REMOTE,

@@ -2,9 +2,15 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
+import type { TokenSigner } from './services/tokens.js';
+import { createLoaders, type Loaders, type PropertyCatalog } from './upstream/catalog.js';
+import type { UpstreamClient } from './upstream/client.js';
+import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import type { Principal } from './services/auth.js';
 import type { AppError } from './services/errors.js';
 import type { RateLimiter } from './services/rateLimits.js';
+
+const SCENARIO_SET: ReadonlySet<string> = new Set(SCENARIOS);
 
 /** What the process holds for its whole life: configuration, connections, shared limiters. */
 export interface AppDeps {
@@ -12,6 +18,12 @@ export interface AppDeps {
   readonly db: Database;
   readonly redis: Redis | undefined;
   readonly logger: Logger;
+  /** The inventory provider, and its content behind a shared cache. */
+  readonly upstream: UpstreamClient;
+  readonly catalog: PropertyCatalog;
+  readonly tokens: TokenSigner;
+  /** The service's notion of now; tests move it to expire tokens. */
+  readonly clock: () => Date;
   readonly limiters: {
     /** POST /oauth/token: 20 requests per 60 s per client address (spec §8). */
     readonly oauthToken: RateLimiter;
@@ -28,6 +40,26 @@ export interface RequestContext {
   /** Why a presented credential was refused, so GraphQL can say so instead of "unauthenticated". */
   readonly authError: AppError | null;
   readonly signal: AbortSignal | undefined;
+  /** A sandbox test scenario (X-Test-Scenario); always undefined in production. */
+  readonly scenario: Scenario | undefined;
+  /** Per-request batching of provider lookups. */
+  readonly loaders: Loaders;
+}
+
+/** Builds the per-request context; the one place that knows its parts. */
+export function createRequestContext(
+  deps: AppDeps,
+  parts: Omit<RequestContext, 'deps' | 'loaders' | 'scenario'> & { scenarioHeader?: string | undefined },
+): RequestContext {
+  const { scenarioHeader, ...rest } = parts;
+  const scenario =
+    deps.config.env === 'sandbox' && SCENARIO_SET.has(scenarioHeader ?? '') ? (scenarioHeader as Scenario) : undefined;
+  return { ...rest, deps, scenario, loaders: createLoaders(deps.catalog, { signal: parts.signal, scenario }) };
+}
+
+/** The provider call options of a request: its abort signal and sandbox scenario. */
+export function callOptions(ctx: RequestContext) {
+  return { signal: ctx.signal, scenario: ctx.scenario };
 }
 
 /** Narrows a context whose route or field already required authentication. */

@@ -4,6 +4,9 @@ import type { AppDeps } from '../../src/context.js';
 import { authContext, router, type HttpEnv } from '../http.js';
 import { tokenRoute } from '../oauth/token.js';
 import { channelRoutes } from './channels.js';
+import { contentRoutes } from './content.js';
+import { propertyRoutes } from './properties.js';
+import { searchRoutes } from './search.js';
 
 /** REST v1 under /channel/v1 (spec §4.1 to §4.5) and its OpenAPI 3.1 document. */
 export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
@@ -40,5 +43,8 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
 
   app.use('*', authContext(deps));
   channelRoutes(app);
+  propertyRoutes(app);
+  contentRoutes(app);
+  searchRoutes(app);
   return app;
 }

@@ -5,6 +5,7 @@ import { GraphQLError } from 'graphql';
 import type { ZodError } from 'zod';
 import type { RequestContext } from '../context.js';
 import { InsufficientScopeError, UnauthorizedError, ValidationError } from '../services/errors.js';
+import { amountToNumber } from '../services/money.js';
 import type { Scope } from '../services/scopes.js';
 
 /**
@@ -20,6 +21,7 @@ export const builder = new SchemaBuilder<{
   DefaultFieldNullability: false;
   Scalars: {
     DateTime: { Input: Date; Output: Date };
+    Money: { Input: bigint; Output: bigint };
   };
 }>({
   plugins: [ScopeAuthPlugin, ZodPlugin],
@@ -62,6 +64,15 @@ builder.scalarType('DateTime', {
     const date = typeof value === 'string' ? new Date(value) : new Date(Number.NaN);
     if (Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string');
     return date;
+  },
+});
+
+builder.scalarType('Money', {
+  description: "An amount: a whole number of the currency's smallest unit (KRW has none below the won)",
+  serialize: (value) => amountToNumber(value),
+  parseValue: (value) => {
+    if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new GraphQLError('Money must be a whole number');
+    return BigInt(value);
   },
 });
 

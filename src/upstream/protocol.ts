@@ -108,6 +108,10 @@ export interface UpstreamRate {
 
 export interface PropertyAvailability {
   property_id: number;
+  /** Enough to list the property in results without a content lookup. */
+  name: string;
+  city: string;
+  star_rating: number;
   /** True when some rate has enough rooms for the party. */
   available: boolean;
   /** `detail: rates`: every rate whose room fits each room's occupancy; `lowest`: the cheapest bookable one. */

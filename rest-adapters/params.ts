@@ -1,0 +1,29 @@
+import { z } from '@hono/zod-openapi';
+
+/**
+ * Query and path parameters arrive as strings (a repeated one as an array). These wrap the
+ * service's field rules so a parameter is parsed, then checked by the same rule every surface uses.
+ */
+
+export function intParam<T extends z.ZodType<unknown, number>>(rule: T) {
+  return z.string().regex(/^-?\d{1,16}$/, 'a whole number').transform(Number).pipe(rule);
+}
+
+export function numberParam<T extends z.ZodType<unknown, number>>(rule: T) {
+  return z.string().regex(/^-?\d{1,16}(\.\d{1,6})?$/, 'a number').transform(Number).pipe(rule);
+}
+
+/** A path id: digits only, so `abc`, `1.5` and `-1` are 400 before any lookup. */
+export const idParam = z
+  .string()
+  .regex(/^\d{1,10}$/, 'an integer id')
+  .transform(Number)
+  .pipe(z.int().positive('an integer id').max(2_147_483_647));
+
+/** A parameter that may be repeated (`?a=1&a=2`) or comma-separated (`?a=1,2`). */
+export function listParam<T extends z.ZodType<unknown, string>>(item: T, options: { commas: boolean }) {
+  return z
+    .union([z.string(), z.array(z.string())])
+    .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((s) => (options.commas ? s.split(',') : [s])))
+    .pipe(z.array(item));
+}

@@ -1,0 +1,337 @@
+import { OpenAPIHono, z } from '@hono/zod-openapi';
+import { amountToNumber, CURRENCIES } from '../../src/services/money.js';
+import {
+  propertyAvailability,
+  searchAvailability,
+  searchRates,
+  searchRules,
+  SORTS,
+  type Page,
+  type PropertyOffers,
+  type RateOffer,
+  type SearchContext,
+} from '../../src/services/search.js';
+import { errorResponses, Meta, ok } from '../envelope.js';
+import { scopedRoute, type HttpEnv } from '../http.js';
+import { idParam, intParam, listParam, numberParam } from '../params.js';
+
+/**
+ * v1 search (spec §4.4): many properties, one property with price_check_tokens, detailed rates.
+ * Amounts are numbers in the request currency's minor units (KRW has none); the channel is billed
+ * in KRW, shown as billable amounts.
+ */
+
+const Pagination = z
+  .object({ total: z.int(), page: z.int(), per_page: z.int(), total_pages: z.int(), has_next: z.boolean() })
+  .openapi('Pagination');
+
+const Occupancy = z.object({ adults: z.int(), children_ages: z.array(z.int()) });
+
+const SearchContextWire = z
+  .object({
+    checkin: z.string(),
+    checkout: z.string(),
+    nights: z.int(),
+    rooms: z.int(),
+    adults: z.int(),
+    children: z.int(),
+    occupancy: z.array(Occupancy),
+    currency: z.string(),
+    property_id: z.array(z.int()).nullable(),
+    city: z.string().nullable(),
+    star_rating_min: z.number().nullable(),
+    price_min: z.number().nullable(),
+    price_max: z.number().nullable(),
+    sort_by: z.enum(SORTS).nullable(),
+    page: z.int(),
+    per_page: z.int(),
+  })
+  .openapi('SearchContext', { description: 'The request as the service understood it, defaults filled in' });
+
+const SearchItemWire = z
+  .object({
+    property_id: z.int(),
+    name: z.string(),
+    city: z.string(),
+    star_rating: z.number(),
+    lowest_nightly_price: z.number().nullable().openapi({ description: 'Inclusive total / nights, request currency minor units' }),
+    lowest_total_price: z.number().nullable().openapi({ description: 'Inclusive total for the stay and every room' }),
+    currency: z.string(),
+    available: z.boolean(),
+  })
+  .openapi('SearchItem');
+
+const PricingWire = z
+  .object({
+    request_currency: z.string(),
+    billable_currency: z.string(),
+    totals: z.object({ inclusive_amount: z.number(), exclusive_amount: z.number() }),
+    billable_totals: z.object({ inclusive_amount: z.number(), exclusive_amount: z.number() }),
+  })
+  .openapi('Pricing');
+
+const CancellationPolicyWire = z
+  .object({
+    type: z.enum(['flexible', 'moderate', 'strict', 'non_refundable']),
+    free_cancellation_before: z.iso.datetime().nullable(),
+  })
+  .openapi('CancellationPolicy');
+
+const NightWire = z.object({ date: z.string(), base_rate: z.number(), tax_and_service_fee: z.number() });
+
+const RateWire = z
+  .object({
+    rateplan_id: z.string(),
+    name: z.string(),
+    meal_plan: z.string(),
+    refundable: z.boolean(),
+    available_rooms: z.int(),
+    cancellation_policy: CancellationPolicyWire,
+    pricing: PricingWire,
+    nightly: z.array(NightWire).openapi({ description: 'Per night, for every room of the party' }),
+    price_check_token: z.string().nullable().openapi({ description: 'Null when the rate cannot be booked for this party' }),
+    expires_at: z.iso.datetime().nullable(),
+  })
+  .openapi('AvailabilityRate');
+
+const PropertyAvailabilityWire = z
+  .object({
+    property_id: z.int(),
+    checkin: z.string(),
+    checkout: z.string(),
+    nights: z.int(),
+    occupancy: z.array(Occupancy),
+    currency: z.string(),
+    room_types: z.array(
+      z.object({
+        roomtype_id: z.string(),
+        name: z.string(),
+        max_occupancy: z.int(),
+        rates: z.array(RateWire),
+      }),
+    ),
+  })
+  .openapi('PropertyAvailability');
+
+const stayQuery = {
+  checkin: searchRules.checkin.openapi({ example: '2026-12-24' }),
+  checkout: searchRules.checkout.openapi({ example: '2026-12-26' }),
+  adults: intParam(searchRules.adults).optional().openapi({ type: 'integer', minimum: 1 }),
+  children: intParam(searchRules.children).optional().openapi({ type: 'integer', minimum: 0 }),
+  rooms: intParam(searchRules.rooms).optional().openapi({ type: 'integer', minimum: 1 }),
+  currency: searchRules.currency.optional().openapi({ enum: [...CURRENCIES], default: 'KRW' }),
+};
+
+const MultiQuery = z.object({
+  ...stayQuery,
+  occupancy: listParam(z.string(), { commas: false })
+    .pipe(searchRules.occupancy)
+    .optional()
+    .openapi({ description: 'Repeatable, one per room: <adults> or <adults>-<age>,<age>. Not with adults.', example: ['2', '1-5,9'] }),
+  property_id: listParam(idParam, { commas: true })
+    .pipe(searchRules.propertyIds)
+    .optional()
+    .openapi({ description: 'One id, several comma-separated, or repeated (at most 100)', example: ['12'] }),
+  city: searchRules.city.optional(),
+  star_rating_min: numberParam(searchRules.starRatingMin).optional().openapi({ type: 'number' }),
+  price_min: numberParam(searchRules.price).optional().openapi({ type: 'number', description: 'Per night, request currency' }),
+  price_max: numberParam(searchRules.price).optional().openapi({ type: 'number', description: 'Per night, request currency' }),
+  sort_by: searchRules.sortBy.optional().openapi({ description: 'Default: available first, then by property id' }),
+  page: intParam(searchRules.page).optional().openapi({ type: 'integer', default: 1 }),
+  per_page: intParam(searchRules.perPage).optional().openapi({ type: 'integer', default: 20, maximum: 100 }),
+});
+
+const multiRoute = scopedRoute('search:availability', {
+  method: 'get',
+  path: '/search/availability',
+  tags: ['Search'],
+  summary: 'Availability and lowest prices of many properties',
+  request: { query: MultiQuery },
+  responses: {
+    200: {
+      description: 'Matching properties',
+      content: {
+        'application/json': {
+          schema: z.object({ data: z.array(SearchItemWire), search_context: SearchContextWire, pagination: Pagination, meta: Meta }),
+        },
+      },
+    },
+    ...errorResponses(400, 401, 403, 429, 502),
+  },
+});
+
+const singleRoute = scopedRoute('search:availability', {
+  method: 'get',
+  path: '/search/availability/{propertyId}',
+  tags: ['Search'],
+  summary: 'Rates of one property, each with a price_check_token',
+  request: {
+    params: z.object({ propertyId: idParam.openapi({ param: { name: 'propertyId', in: 'path' }, type: 'integer' }) }),
+    query: z.object({
+      ...stayQuery,
+      adults: intParam(searchRules.adults).openapi({ type: 'integer', minimum: 1 }),
+      children_ages: listParam(intParam(z.int().min(0).max(17)), { commas: true })
+        .pipe(searchRules.childrenAges)
+        .optional()
+        .openapi({ description: 'Comma-separated ages, one per child', example: '5,9' }),
+      roomtype_id: searchRules.roomtypeId.optional().openapi({ description: 'Only this room type (unknown: 404)' }),
+      rateplan_id: searchRules.rateplanId.optional().openapi({ description: 'Only this rate plan; with roomtype_id and without it, the first plan' }),
+    }),
+  },
+  responses: {
+    200: { description: 'Rates by room type', content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } } },
+    ...errorResponses(400, 401, 403, 404, 429, 502),
+  },
+});
+
+const ratesRoute = scopedRoute('search:availability', {
+  method: 'get',
+  path: '/search/rates',
+  tags: ['Search'],
+  summary: 'Detailed rates of one property (nightly lines), the second search step',
+  description: 'Without dates: tomorrow in the property\'s time zone, one night. Without adults: 2.',
+  request: {
+    query: z.object({
+      property_id: idParam.openapi({ type: 'integer' }),
+      checkin: searchRules.checkin.optional(),
+      checkout: searchRules.checkout.optional(),
+      adults: intParam(searchRules.adults).optional().openapi({ type: 'integer', minimum: 1 }),
+      currency: searchRules.currency.optional().openapi({ enum: [...CURRENCIES], default: 'KRW' }),
+    }),
+  },
+  responses: {
+    200: { description: 'Rates by room type', content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } } },
+    ...errorResponses(400, 401, 403, 404, 429, 502),
+  },
+});
+
+export function paginationToWire(page: Page<unknown>): z.infer<typeof Pagination> {
+  return { total: page.total, page: page.page, per_page: page.perPage, total_pages: page.totalPages, has_next: page.hasNext };
+}
+
+function contextToWire(s: SearchContext): z.infer<typeof SearchContextWire> {
+  return {
+    checkin: s.checkin,
+    checkout: s.checkout,
+    nights: s.nights,
+    rooms: s.rooms,
+    adults: s.adults,
+    children: s.children,
+    occupancy: s.occupancy,
+    currency: s.currency,
+    property_id: s.propertyIds,
+    city: s.city,
+    star_rating_min: s.starRatingMin,
+    price_min: s.priceMin,
+    price_max: s.priceMax,
+    sort_by: s.sortBy,
+    page: s.page,
+    per_page: s.perPage,
+  };
+}
+
+export function rateToWire(r: RateOffer): z.infer<typeof RateWire> {
+  return {
+    rateplan_id: r.rateplanId,
+    name: r.name,
+    meal_plan: r.mealPlan,
+    refundable: r.refundable,
+    available_rooms: r.availableRooms,
+    cancellation_policy: {
+      type: r.cancellationPolicy.type,
+      free_cancellation_before: r.cancellationPolicy.freeCancellationBefore?.toISOString() ?? null,
+    },
+    pricing: {
+      request_currency: r.pricing.requestCurrency,
+      billable_currency: r.pricing.billableCurrency,
+      totals: { inclusive_amount: amountToNumber(r.pricing.inclusive), exclusive_amount: amountToNumber(r.pricing.exclusive) },
+      billable_totals: {
+        inclusive_amount: amountToNumber(r.pricing.billableInclusive),
+        exclusive_amount: amountToNumber(r.pricing.billableExclusive),
+      },
+    },
+    nightly: r.nightly.map((n) => ({ date: n.date, base_rate: amountToNumber(n.baseRate), tax_and_service_fee: amountToNumber(n.taxAndServiceFee) })),
+    price_check_token: r.priceCheckToken,
+    expires_at: r.expiresAt?.toISOString() ?? null,
+  };
+}
+
+function offersToWire(o: PropertyOffers): z.infer<typeof PropertyAvailabilityWire> {
+  return {
+    property_id: o.property.id,
+    checkin: o.stay.checkin,
+    checkout: o.stay.checkout,
+    nights: o.stay.nights,
+    occupancy: o.stay.occupancy,
+    currency: o.currency,
+    room_types: o.roomTypes.map((room) => ({
+      roomtype_id: room.roomtypeId,
+      name: room.name,
+      max_occupancy: room.maxOccupancy,
+      rates: room.rates.map(rateToWire),
+    })),
+  };
+}
+
+export function searchRoutes(app: OpenAPIHono<HttpEnv>) {
+  app.openapi(multiRoute, async (c) => {
+    const q = c.req.valid('query');
+    const { context, page } = await searchAvailability(c.get('ctx'), {
+      checkin: q.checkin,
+      checkout: q.checkout,
+      adults: q.adults,
+      occupancy: q.occupancy,
+      children: q.children,
+      rooms: q.rooms,
+      currency: q.currency,
+      propertyIds: q.property_id,
+      city: q.city,
+      starRatingMin: q.star_rating_min,
+      priceMin: q.price_min,
+      priceMax: q.price_max,
+      sortBy: q.sort_by,
+      page: q.page,
+      perPage: q.per_page,
+    });
+    const items = page.items.map((i) => ({
+      property_id: i.propertyId,
+      name: i.name,
+      city: i.city,
+      star_rating: i.starRating,
+      lowest_nightly_price: i.lowestNightlyPrice === null ? null : amountToNumber(i.lowestNightlyPrice),
+      lowest_total_price: i.lowestTotalPrice === null ? null : amountToNumber(i.lowestTotalPrice),
+      currency: i.currency,
+      available: i.available,
+    }));
+    return ok(c, items, 200, { search_context: contextToWire(context), pagination: paginationToWire(page) });
+  });
+
+  app.openapi(singleRoute, async (c) => {
+    const q = c.req.valid('query');
+    const offers = await propertyAvailability(c.get('ctx'), {
+      propertyId: c.req.valid('param').propertyId,
+      checkin: q.checkin,
+      checkout: q.checkout,
+      adults: q.adults,
+      children: q.children,
+      childrenAges: q.children_ages,
+      rooms: q.rooms,
+      currency: q.currency,
+      roomtypeId: q.roomtype_id,
+      rateplanId: q.rateplan_id,
+    });
+    return ok(c, offersToWire(offers));
+  });
+
+  app.openapi(ratesRoute, async (c) => {
+    const q = c.req.valid('query');
+    const offers = await searchRates(c.get('ctx'), {
+      propertyId: q.property_id,
+      checkin: q.checkin,
+      checkout: q.checkout,
+      adults: q.adults,
+      currency: q.currency,
+    });
+    return ok(c, offersToWire(offers));
+  });
+}

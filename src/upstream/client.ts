@@ -1,0 +1,270 @@
+import {
+  BrokenCircuitError,
+  circuitBreaker,
+  CircuitState,
+  ConsecutiveBreaker,
+  ExponentialBackoff,
+  handleWhen,
+  retry,
+  type CircuitBreakerPolicy,
+  type RetryPolicy,
+} from 'cockatiel';
+import type { Logger } from 'pino';
+import { Pool } from 'undici';
+import { UpstreamError } from '../services/errors.js';
+import type {
+  AvailabilityRequest,
+  AvailabilityResponse,
+  BookRequest,
+  PriceCheckRequest,
+  PriceCheckResponse,
+  PropertyBatch,
+  PropertyPage,
+  Scenario,
+  UpstreamBooking,
+  UpstreamErrorBody,
+  UpstreamProperty,
+} from './protocol.js';
+
+/**
+ * The inventory provider over HTTP (undici keep-alive pool). Every call has a deadline, follows
+ * the caller's AbortSignal and goes through one circuit breaker, so a dead provider fails fast;
+ * idempotent reads are retried with jittered back-off. Any failure reaches callers as 502
+ * UPSTREAM_ERROR; answers the protocol defines (404, 409) come back as values.
+ */
+
+export interface UpstreamOptions {
+  baseUrl: string;
+  connections: number;
+  deadlines: { content: number; search: number; booking: number };
+  breaker: { threshold: number; cooldownMs: number };
+  logger: Logger;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+  /** A sandbox scenario passed on to the provider (X-Test-Scenario). */
+  scenario?: Scenario | undefined;
+}
+
+type Deadline = keyof UpstreamOptions['deadlines'];
+
+interface Call {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  deadline: Deadline;
+  /** Safe to send twice: reads, and calls the provider de-duplicates (a booking's reference). */
+  idempotent: boolean;
+  /** Statuses that are answers, not failures. */
+  expected?: number[];
+}
+
+/** A failure of the provider itself (network, deadline, 5xx, nonsense), as opposed to an answer. */
+class ProviderFault extends Error {
+  override name = 'ProviderFault';
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export type BookOutcome =
+  | { ok: true; booking: UpstreamBooking; created: boolean }
+  | { ok: false; reason: 'sold_out' | 'price_mismatch' | 'not_found' };
+
+export class UpstreamClient {
+  private readonly pool: Pool;
+  private readonly breaker: CircuitBreakerPolicy;
+  private readonly retry: RetryPolicy;
+  private readonly options: UpstreamOptions;
+  /** Calls sent over the wire, for tests and metrics. */
+  calls = 0;
+
+  constructor(options: UpstreamOptions) {
+    this.options = options;
+    const url = new URL(options.baseUrl);
+    this.basePath = url.pathname.replace(/\/$/, '');
+    this.pool = new Pool(url.origin, {
+      connections: options.connections,
+      keepAliveTimeout: 10_000,
+      keepAliveMaxTimeout: 60_000,
+      connect: { timeout: Math.min(options.deadlines.content, 5_000) },
+    });
+    this.breaker = circuitBreaker(handleWhen((e) => e instanceof ProviderFault), {
+      halfOpenAfter: options.breaker.cooldownMs,
+      breaker: new ConsecutiveBreaker(options.breaker.threshold),
+    });
+    this.breaker.onStateChange((state) =>
+      options.logger.warn({ upstream: url.origin, circuit: CircuitState[state] }, 'upstream circuit changed'),
+    );
+    this.retry = retry(handleWhen((e) => e instanceof ProviderFault && e.retryable), {
+      maxAttempts: 2,
+      // Decorrelated jitter (cockatiel's default generator), so retries of many callers spread out.
+      backoff: new ExponentialBackoff({ initialDelay: 50, maxDelay: 400 }),
+    });
+  }
+
+  private readonly basePath: string;
+
+  get circuit(): 'closed' | 'open' | 'half_open' | 'isolated' {
+    return (['closed', 'open', 'half_open', 'isolated'] as const)[this.breaker.state];
+  }
+
+  listProperties(
+    query: { cursor?: string | undefined; limit: number; updatedSince?: Date | undefined; includeRooms?: boolean },
+    options: CallOptions = {},
+  ): Promise<PropertyPage> {
+    const params = new URLSearchParams({ limit: String(query.limit) });
+    if (query.cursor) params.set('cursor', query.cursor);
+    if (query.updatedSince) params.set('updated_since', query.updatedSince.toISOString());
+    if (query.includeRooms) params.set('include', 'rooms');
+    return this.json({ method: 'GET', path: `/properties?${params}`, deadline: 'content', idempotent: true }, options);
+  }
+
+  async getProperty(id: number, options: CallOptions = {}): Promise<UpstreamProperty | null> {
+    const call: Call = { method: 'GET', path: `/properties/${id}`, deadline: 'content', idempotent: true, expected: [404] };
+    const { status, body } = await this.send<UpstreamProperty>(call, options);
+    return status === 404 ? null : body;
+  }
+
+  getProperties(ids: number[], options: CallOptions = {}): Promise<PropertyBatch> {
+    return this.json({ method: 'POST', path: '/properties/batch', body: { ids }, deadline: 'content', idempotent: true }, options);
+  }
+
+  availability(request: AvailabilityRequest, options: CallOptions = {}): Promise<AvailabilityResponse> {
+    return this.json({ method: 'POST', path: '/availability', body: request, deadline: 'search', idempotent: true }, options);
+  }
+
+  async priceCheck(request: PriceCheckRequest, options: CallOptions = {}): Promise<PriceCheckResponse | null> {
+    const call: Call = { method: 'POST', path: '/price-check', body: request, deadline: 'search', idempotent: true, expected: [404] };
+    const { status, body } = await this.send<PriceCheckResponse>(call, options);
+    return status === 404 ? null : body;
+  }
+
+  /** Idempotent on the reference, so a booking whose answer was lost can be sent again safely. */
+  async book(request: BookRequest, options: CallOptions = {}): Promise<BookOutcome> {
+    const call: Call = { method: 'POST', path: '/bookings', body: request, deadline: 'booking', idempotent: true, expected: [404, 409] };
+    const { status, body } = await this.send<UpstreamBooking | UpstreamErrorBody>(call, options);
+    if (status === 404) return { ok: false, reason: 'not_found' };
+    if (status === 409) {
+      const code = (body as UpstreamErrorBody).error?.code;
+      return { ok: false, reason: code === 'price_mismatch' ? 'price_mismatch' : 'sold_out' };
+    }
+    return { ok: true, booking: body as UpstreamBooking, created: status === 201 };
+  }
+
+  async getBooking(reference: string, options: CallOptions = {}): Promise<UpstreamBooking | null> {
+    const call: Call = { method: 'GET', path: `/bookings/${encodeURIComponent(reference)}`, deadline: 'booking', idempotent: true, expected: [404] };
+    const { status, body } = await this.send<UpstreamBooking>(call, options);
+    return status === 404 ? null : body;
+  }
+
+  /** Null when the provider does not know the booking; `not_cancellable` when its state forbids it. */
+  async cancelBooking(reference: string, options: CallOptions = {}): Promise<UpstreamBooking | 'not_cancellable' | null> {
+    const call: Call = {
+      method: 'POST',
+      path: `/bookings/${encodeURIComponent(reference)}/cancel`,
+      deadline: 'booking',
+      idempotent: true,
+      expected: [404, 409],
+    };
+    const { status, body } = await this.send<UpstreamBooking>(call, options);
+    if (status === 404) return null;
+    return status === 409 ? 'not_cancellable' : body;
+  }
+
+  /** For /readyz: answers within the content deadline, never throws; bypasses the breaker. */
+  async ping(): Promise<boolean> {
+    try {
+      const res = await this.pool.request({
+        method: 'GET',
+        path: `${this.basePath}/health`,
+        signal: AbortSignal.timeout(Math.min(this.options.deadlines.content, 2_000)),
+      });
+      await res.body.dump();
+      return res.statusCode === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+
+  private async json<T>(call: Call, options: CallOptions): Promise<T> {
+    return (await this.send<T>(call, options)).body;
+  }
+
+  /**
+   * One logical call: a deadline across all attempts, retries for idempotent calls, the breaker
+   * around each attempt. Calls under a sandbox scenario skip both, so a partner forcing failures
+   * cannot open the circuit for everyone.
+   */
+  private async send<T>(call: Call, options: CallOptions): Promise<{ status: number; body: T }> {
+    const deadlineMs = this.options.deadlines[call.deadline];
+    const signals = [AbortSignal.timeout(deadlineMs)];
+    if (options.signal) signals.push(options.signal);
+    const signal = AbortSignal.any(signals);
+    const attempt = () => this.attempt<T>(call, options, signal, deadlineMs);
+    try {
+      if (options.scenario) return await attempt();
+      const guarded = () => this.breaker.execute(attempt);
+      return call.idempotent ? await this.retry.execute(guarded, signal) : await guarded();
+    } catch (error) {
+      if (error instanceof BrokenCircuitError) {
+        throw new UpstreamError('The inventory provider is unavailable; retry shortly');
+      }
+      if (error instanceof ProviderFault) {
+        this.options.logger.warn({ path: call.path.split('?')[0], reason: error.message }, 'upstream call failed');
+        throw new UpstreamError();
+      }
+      throw error;
+    }
+  }
+
+  private async attempt<T>(call: Call, options: CallOptions, signal: AbortSignal, deadlineMs: number) {
+    if (signal.aborted) throw this.abortFault(options, deadlineMs);
+    this.calls++;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    if (options.scenario) headers['x-test-scenario'] = options.scenario;
+    let res;
+    try {
+      res = await this.pool.request({
+        method: call.method,
+        path: this.basePath + call.path,
+        headers,
+        body: call.body === undefined ? null : JSON.stringify(call.body),
+        signal,
+      });
+    } catch (error) {
+      if (signal.aborted) throw this.abortFault(options, deadlineMs);
+      throw new ProviderFault(`network: ${(error as Error).message}`, true);
+    }
+    let body: unknown;
+    try {
+      body = await res.body.json();
+    } catch (error) {
+      if (signal.aborted) throw this.abortFault(options, deadlineMs);
+      throw new ProviderFault(`unreadable answer (${res.statusCode}): ${(error as Error).message}`, false);
+    }
+    if (res.statusCode >= 500) throw new ProviderFault(`status ${res.statusCode}`, true);
+    if (res.statusCode >= 300 && !call.expected?.includes(res.statusCode)) {
+      // A 4xx we did not expect means our request was wrong, not that the provider is down, so it
+      // neither counts against the circuit nor is retried.
+      this.options.logger.error({ path: call.path.split('?')[0], status: res.statusCode, body }, 'upstream refused a request');
+      throw new UpstreamError('The inventory provider refused the request');
+    }
+    return { status: res.statusCode, body: body as T };
+  }
+
+  private abortFault(options: CallOptions, deadlineMs: number): Error {
+    // The caller went away: not the provider's fault, nothing to retry or count.
+    if (options.signal?.aborted) return new UpstreamError('The request was cancelled');
+    return new ProviderFault(`no answer within ${deadlineMs} ms`, false);
+  }
+}
