@@ -1,0 +1,203 @@
+/**
+ * The simulator's mutable side: rooms taken by bookings made against it, bookings by reference,
+ * and price moves (volatility). The dataset is immutable and computed on demand; everything here
+ * is layered on top of it, so a reset returns the simulator to the pure dataset.
+ */
+
+import type { NightPrice, RoomOccupancy, UpstreamBooking, UpstreamBookingStatus, UpstreamRate } from '../upstream/protocol.js';
+import { type Dataset, hash, type Property, prng, type RatePlan, type RoomType, taxAndFees } from './dataset.js';
+
+/** One rate plan located in the dataset: the property, its room type and the plan. */
+export interface RateRef {
+  property: Property;
+  room: RoomType;
+  plan: RatePlan;
+}
+
+/** How a quote is bent by a sandbox scenario; neither bend is stored. */
+export interface QuoteView {
+  /** Every rate shows no free rooms. */
+  soldOut?: boolean;
+  /** Every night's base price is raised by this many percent (rounded to 100 KRW). */
+  raisePercent?: number;
+}
+
+/** A booking's stay and party, as stored with it so cancelling can give the rooms back. */
+interface StoredBooking {
+  booking: UpstreamBooking;
+  nights: string[];
+}
+
+/** Statuses in which a booking occupies its rooms; the others (cancelled, failed) hold none. */
+const HOLDS_STOCK: ReadonlySet<UpstreamBookingStatus> = new Set(['confirmed', 'pending', 'checked_in', 'checked_out', 'no_show']);
+
+const MS_PER_DAY = 86_400_000;
+
+/** The nights of a stay: checkin up to the day before checkout, as YYYY-MM-DD. */
+export function nightsOf(checkin: string, checkout: string): string[] {
+  const nights: string[] = [];
+  const end = Date.parse(`${checkout}T00:00:00Z`);
+  for (let t = Date.parse(`${checkin}T00:00:00Z`); t < end; t += MS_PER_DAY) {
+    nights.push(new Date(t).toISOString().slice(0, 10));
+  }
+  return nights;
+}
+
+/** True when every room of the party fits the room type (adults and children all count). */
+export function roomFits(room: RoomType, occupancy: readonly RoomOccupancy[]): boolean {
+  return occupancy.every((o) => o.adults + o.children_ages.length <= room.maxOccupancy);
+}
+
+export function inclusiveTotal(rate: Pick<UpstreamRate, 'total_base' | 'total_tax_and_fees'>): number {
+  return rate.total_base + rate.total_tax_and_fees;
+}
+
+/** Prices are quoted in whole hundreds of KRW, as the dataset does. */
+function roundTo100(krw: number): number {
+  return Math.round(krw / 100) * 100;
+}
+
+const CONFIRMATION_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+
+export class SimulatorState {
+  /** Rooms taken by bookings, by `roomtype_id|night`. */
+  private readonly consumed = new Map<string, number>();
+  /** Moved nightly base prices, by `rateplan_id|night`; they replace the dataset's price. */
+  private readonly priceOverrides = new Map<string, number>();
+  private readonly bookings = new Map<string, StoredBooking>();
+  private volatilityRandom: () => number;
+
+  constructor(
+    readonly dataset: Dataset,
+    /** Probability (0..1) that a price check first moves the rate's price. */
+    private readonly volatility: number,
+  ) {
+    if (!(volatility >= 0 && volatility <= 1)) throw new RangeError('volatility must be 0 to 1');
+    this.volatilityRandom = this.newVolatilityRandom();
+  }
+
+  /** Forgets bookings, taken rooms and price moves; the volatility sequence starts over. */
+  reset(): void {
+    this.consumed.clear();
+    this.priceOverrides.clear();
+    this.bookings.clear();
+    this.volatilityRandom = this.newVolatilityRandom();
+  }
+
+  /** Finds a rate plan, checking that the room belongs to the property and the plan to the room. */
+  findRate(propertyId: number, roomtypeId: string, rateplanId: string): RateRef | undefined {
+    const property = this.dataset.property(propertyId);
+    const room = property?.roomTypes.find((r) => r.id === roomtypeId);
+    const plan = room?.ratePlans.find((p) => p.id === rateplanId);
+    return property && room && plan ? { property, room, plan } : undefined;
+  }
+
+  /** Rooms of a type still free on a night: the dataset's stock less what bookings here took. */
+  freeRooms(room: RoomType, night: string): number {
+    return Math.max(0, this.dataset.baseStock(room, night) - (this.consumed.get(`${room.id}|${night}`) ?? 0));
+  }
+
+  /** Nightly base price of a plan, after any price move. */
+  nightlyBase(room: RoomType, plan: RatePlan, night: string): number {
+    return this.priceOverrides.get(`${plan.id}|${night}`) ?? this.dataset.nightlyPrice(room, plan, night);
+  }
+
+  /** Prices a rate for a stay and a number of rooms, as the wire shows it. */
+  quote(room: RoomType, plan: RatePlan, nights: readonly string[], rooms: number, view: QuoteView = {}): UpstreamRate {
+    return this.priced(room, plan, nights, rooms, view, this.stayStock(room, nights, view));
+  }
+
+  /** Every plan of a room type; the stock, shared by the plans, is computed once. */
+  quoteRoom(room: RoomType, nights: readonly string[], rooms: number, view: QuoteView = {}): UpstreamRate[] {
+    const available = this.stayStock(room, nights, view);
+    return room.ratePlans.map((plan) => this.priced(room, plan, nights, rooms, view, available));
+  }
+
+  /** Rooms free on every night of the stay. */
+  private stayStock(room: RoomType, nights: readonly string[], view: QuoteView): number {
+    return view.soldOut ? 0 : Math.min(...nights.map((n) => this.freeRooms(room, n)));
+  }
+
+  private priced(room: RoomType, plan: RatePlan, nights: readonly string[], rooms: number, view: QuoteView, available: number): UpstreamRate {
+    const priced: NightPrice[] = nights.map((date) => {
+      let base = this.nightlyBase(room, plan, date);
+      if (view.raisePercent) base = roundTo100(base * (1 + view.raisePercent / 100));
+      return { date, base, tax_and_fees: taxAndFees(base) };
+    });
+    return {
+      rateplan_id: plan.id,
+      roomtype_id: room.id,
+      available_rooms: available,
+      nights: priced,
+      total_base: priced.reduce((sum, n) => sum + n.base, 0) * rooms,
+      total_tax_and_fees: priced.reduce((sum, n) => sum + n.tax_and_fees, 0) * rooms,
+    };
+  }
+
+  /**
+   * With probability `volatility`, moves the plan's price on these nights by 3 to 8 % up or down,
+   * persistently, as a real provider's prices drift between search and booking. The sequence is
+   * seeded, so a run with the same seed and the same calls moves the same prices.
+   */
+  maybeMovePrice(room: RoomType, plan: RatePlan, nights: readonly string[]): boolean {
+    const random = this.volatilityRandom;
+    if (!(random() < this.volatility)) return false;
+    const sign = random() < 0.5 ? -1 : 1;
+    const percent = 3 + random() * 5;
+    for (const night of nights) {
+      const moved = roundTo100(this.nightlyBase(room, plan, night) * (1 + (sign * percent) / 100));
+      this.priceOverrides.set(`${plan.id}|${night}`, Math.max(100, moved));
+    }
+    return true;
+  }
+
+  booking(reference: string): UpstreamBooking | undefined {
+    return this.bookings.get(reference)?.booking;
+  }
+
+  /** Stores a new booking; its rooms are taken when its status holds stock. */
+  addBooking(booking: UpstreamBooking): UpstreamBooking {
+    const stored = { booking, nights: nightsOf(booking.checkin, booking.checkout) };
+    this.bookings.set(booking.reference, stored);
+    if (HOLDS_STOCK.has(booking.status)) this.take(stored, booking.rooms);
+    return booking;
+  }
+
+  /**
+   * Moves a booking to a status, taking or giving back its rooms when the move crosses between
+   * holding statuses and the others (cancelled, failed), so stock is released exactly once.
+   */
+  setStatus(reference: string, status: UpstreamBookingStatus, at: Date): UpstreamBooking | undefined {
+    const stored = this.bookings.get(reference);
+    if (!stored) return undefined;
+    const before = HOLDS_STOCK.has(stored.booking.status);
+    const after = HOLDS_STOCK.has(status);
+    if (before && !after) this.take(stored, -stored.booking.rooms);
+    if (!before && after) this.take(stored, stored.booking.rooms);
+    const cancelledAt = status === 'cancelled' ? (stored.booking.cancelled_at ?? at.toISOString()) : null;
+    stored.booking = { ...stored.booking, status, cancelled_at: cancelledAt };
+    return stored.booking;
+  }
+
+  /** A provider-style confirmation number, derived from the seed and the reference. */
+  confirmationNumber(reference: string): string {
+    const random = prng(hash(this.dataset.seed, 'confirmation', reference));
+    let code = '';
+    for (let i = 0; i < 8; i++) code += CONFIRMATION_ALPHABET[Math.floor(random() * CONFIRMATION_ALPHABET.length)];
+    return `SIM-${code}`;
+  }
+
+  private take(stored: StoredBooking, rooms: number): void {
+    const roomtypeId = stored.booking.roomtype_id;
+    for (const night of stored.nights) {
+      const key = `${roomtypeId}|${night}`;
+      const taken = (this.consumed.get(key) ?? 0) + rooms;
+      if (taken > 0) this.consumed.set(key, taken);
+      else this.consumed.delete(key);
+    }
+  }
+
+  private newVolatilityRandom(): () => number {
+    return prng(hash(this.dataset.seed, 'volatility'));
+  }
+}
