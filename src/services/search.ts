@@ -20,7 +20,7 @@ export const PRICE_CHECK_TTL_SECONDS = 30 * 60;
 
 const isoDate = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD')
+  .regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'a date as YYYY-MM-DD', abort: true })
   .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), 'not a calendar date');
 
 /** One room's party: `<adults>` or `<adults>-<age>,<age>` (the v2 occupancy form). */

@@ -96,7 +96,7 @@ const MEALS: readonly MealPlan[] = ['room_only', 'breakfast', 'half_board', 'ful
 const MEAL_PERCENT: Record<MealPlan, number> = { room_only: 100, breakfast: 112, half_board: 125, full_board: 140 };
 
 /** Content times are spread over the year before this instant, so `updated_since` filters mean something. */
-export const DATASET_EPOCH = Date.UTC(2026, 0, 1);
+export const DATASET_EPOCH = Date.UTC(2026, 10, 1);
 const YEAR_MS = 365 * 86_400_000;
 
 /** mulberry32: small, fast and good enough for a repeatable dataset. */
