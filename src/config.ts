@@ -34,7 +34,7 @@ const envSchema = z.object({
   CONTENT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   CONTENT_CACHE_TTL_MS: z.coerce.number().int().positive().default(300_000),
   /** The bundled simulator (used when UPSTREAM_URL is unset, and by `npm run simulator`). */
-  SIMULATOR_SEED: z.coerce.number().int().default(42),
+  SIMULATOR_SEED: z.coerce.number().int().min(0).max(0xffff_ffff).default(42),
   SIMULATOR_SIZE: z.coerce.number().int().min(1).max(100_000).default(500),
   SIMULATOR_VOLATILITY: z.coerce.number().min(0).max(1).default(0),
   SIMULATOR_PORT: z.coerce.number().int().min(0).max(65535).default(4100),

@@ -4,28 +4,26 @@
  */
 
 import { pino } from 'pino';
-import { z } from 'zod';
+import { ConfigError, loadConfig } from '../config.js';
 import { startSimulator } from './server.js';
-
-const envSchema = z.object({
-  SIMULATOR_PORT: z.coerce.number().int().min(0).max(65535).default(4100),
-  SIMULATOR_HOST: z.string().default('127.0.0.1'),
-  SIMULATOR_SEED: z.coerce.number().int().min(0).max(0xffff_ffff).default(42),
-  SIMULATOR_SIZE: z.coerce.number().int().min(1).max(100_000).default(500),
-  SIMULATOR_VOLATILITY: z.coerce.number().min(0).max(1).default(0),
-});
 
 const log = pino({ name: 'simulator' });
 
-// An empty variable means "unset", as in most shells' `VAR= cmd`.
-const present = Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined && v !== ''));
-const parsed = envSchema.safeParse(present);
-if (!parsed.success) {
-  const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-  console.error(`invalid simulator configuration:\n${lines.join('\n')}`);
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
   process.exit(2);
 }
-const env = parsed.data;
+const env = {
+  SIMULATOR_PORT: config.simulator.port,
+  SIMULATOR_HOST: config.simulator.host,
+  SIMULATOR_SEED: config.simulator.seed,
+  SIMULATOR_SIZE: config.simulator.size,
+  SIMULATOR_VOLATILITY: config.simulator.volatility,
+};
 
 const simulator = await startSimulator({
   port: env.SIMULATOR_PORT,
