@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CURRENCIES } from '../services/money.js';
 import {
-  occupancyString,
+  parseOccupancies,
   propertyAvailability,
   searchAvailability,
   searchRates,
@@ -219,8 +219,7 @@ const availabilityArgs = z.object({
   input: z.object({
     ...stayArgs,
     adults: r.adults.nullish(),
-    // The plugin validates but keeps the raw strings (it does not apply transforms); the resolver parses them.
-    occupancy: (r.occupancy as unknown as z.ZodType<string[]>).nullish(),
+    occupancy: r.occupancyText.nullish(),
     propertyIds: r.propertyIds.nullish(),
     city: r.city.nullish(),
     starRatingMin: r.starRatingMin.nullish(),
@@ -269,7 +268,7 @@ builder.queryFields((t) => ({
       const values = defined(input);
       return searchAvailability(
         ctx,
-        { ...values, occupancy: values.occupancy?.map((o) => occupancyString.parse(o)) },
+        { ...values, occupancy: values.occupancy && parseOccupancies(values.occupancy) },
         NAMES,
       );
     },

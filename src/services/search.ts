@@ -23,18 +23,29 @@ const isoDate = z
   .regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'a date as YYYY-MM-DD', abort: true })
   .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), 'not a calendar date');
 
-/** One room's party: `<adults>` or `<adults>-<age>,<age>` (the v2 occupancy form). */
-export const occupancyString = z
+function parseOccupancy(value: string): RoomOccupancy {
+  const [adults, ages] = value.split('-');
+  return { adults: Number(adults), children_ages: ages ? ages.split(',').map(Number) : [] };
+}
+
+/** One room's party: `<adults>` or `<adults>-<age>,<age>` (the v2 occupancy form), checked. */
+export const occupancyText = z
   .string()
-  .regex(/^\d{1,2}(-\d{1,2}(,\d{1,2})*)?$/, 'occupancy as <adults> or <adults>-<age>,<age>')
-  .transform((v, ctx) => {
-    const [adults, ages] = v.split('-');
-    const room: RoomOccupancy = { adults: Number(adults), children_ages: ages ? ages.split(',').map(Number) : [] };
+  .regex(/^\d{1,2}(-\d{1,2}(,\d{1,2})*)?$/, { message: 'occupancy as <adults> or <adults>-<age>,<age>', abort: true })
+  .superRefine((value, ctx) => {
+    const room = parseOccupancy(value);
     if (room.adults < 1 || room.adults > 8) ctx.addIssue({ code: 'custom', message: 'adults per room must be 1 to 8' });
     if (room.children_ages.length > 6) ctx.addIssue({ code: 'custom', message: 'at most 6 children per room' });
     if (room.children_ages.some((a) => a > 17)) ctx.addIssue({ code: 'custom', message: 'child ages are 0 to 17' });
-    return room;
   });
+
+/** The same, parsed into a room's party. */
+export const occupancyString = occupancyText.transform(parseOccupancy);
+
+/** Occupancy strings already checked by occupancyText. */
+export function parseOccupancies(values: string[]): RoomOccupancy[] {
+  return values.map(parseOccupancy);
+}
 
 export const SORTS = ['price_asc', 'price_desc', 'star_rating'] as const;
 export type SortBy = (typeof SORTS)[number];
@@ -48,6 +59,8 @@ export const searchRules = {
   childrenAges: z.array(z.int().min(0).max(17)).max(MAX_ROOMS * 6),
   rooms: z.int().min(1).max(MAX_ROOMS),
   occupancy: z.array(occupancyString).min(1).max(MAX_ROOMS),
+  /** The same list left as text, for validators that keep the raw value (GraphQL arguments). */
+  occupancyText: z.array(occupancyText).min(1).max(MAX_ROOMS),
   currency: currencySchema,
   propertyIds: z.array(z.int().positive().max(2_147_483_647)).min(1).max(100),
   propertyId: z.int().positive().max(2_147_483_647),
