@@ -94,7 +94,7 @@ export function authContext(deps: AppDeps, options: { lenient?: boolean } = {}):
       principal = await authenticate(deps.db.prisma, {
         apiKey: c.req.header('x-api-key'),
         authorization: c.req.header('authorization'),
-      });
+      }, { cache: deps.credentials });
     } catch (error) {
       if (!options.lenient) throw error;
       if (!(error instanceof AppError)) c.get('logger').error({ err: error }, 'authentication failed');

@@ -17,7 +17,7 @@ import { openDatabase } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { openRedis } from './db/redis.js';
 import { createGraphQL, type Yoga } from './graphql.js';
-import { authenticate, type Principal } from './services/auth.js';
+import { authenticate, createCredentialCache, type Principal } from './services/auth.js';
 import { AppError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError } from './services/errors.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
 import { createRateLimiter } from './services/rateLimits.js';
@@ -73,6 +73,7 @@ export async function createService(
     upstream,
     catalog: new PropertyCatalog(upstream, config.contentCache),
     tokens: await TokenSigner.load(db.prisma, config),
+    credentials: createCredentialCache(config.authCacheTtlMs),
     clock: options.clock ?? (() => new Date()),
     limiters: {
       oauthToken: createRateLimiter({ name: 'oauth-token', points: 20, durationSeconds: 60, redis }),
@@ -183,7 +184,7 @@ function graphqlWsOptions(deps: AppDeps, yoga: Yoga): ServerOptions<Record<strin
         const principal = await authenticate(deps.db.prisma, {
           apiKey: stringOrUndefined(params['x-api-key']),
           authorization: stringOrUndefined(params['authorization']),
-        });
+        }, { cache: deps.credentials });
         if (!principal) return false;
         ctx.extra.principal = principal;
         return true;

@@ -30,6 +30,8 @@ const envSchema = z.object({
   UPSTREAM_BREAKER_THRESHOLD: z.coerce.number().int().positive().default(5),
   UPSTREAM_BREAKER_COOLDOWN_MS: z.coerce.number().int().positive().default(5_000),
   UPSTREAM_CONNECTIONS: z.coerce.number().int().positive().default(64),
+  /** How long a credential found valid is trusted without a database lookup (0: always look up). */
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   /** Property content kept in memory: entries and time to live. */
   CONTENT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   CONTENT_CACHE_TTL_MS: z.coerce.number().int().positive().default(300_000),
@@ -75,6 +77,7 @@ export type Config = Readonly<{
     connections: number;
   };
   contentCache: { size: number; ttlMs: number };
+  authCacheTtlMs: number;
   simulator: { seed: number; size: number; volatility: number; port: number; host: string };
   tokenSigningSecret: string | undefined;
   trustedProxies: readonly string[];
@@ -118,6 +121,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       connections: e.UPSTREAM_CONNECTIONS,
     },
     contentCache: { size: e.CONTENT_CACHE_SIZE, ttlMs: e.CONTENT_CACHE_TTL_MS },
+    authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     simulator: {
       seed: e.SIMULATOR_SEED,
       size: e.SIMULATOR_SIZE,

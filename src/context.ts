@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
+import type { CredentialCache } from './services/auth.js';
 import type { TokenSigner } from './services/tokens.js';
 import { createLoaders, type Loaders, type PropertyCatalog } from './upstream/catalog.js';
 import type { UpstreamClient } from './upstream/client.js';
@@ -22,6 +23,8 @@ export interface AppDeps {
   readonly upstream: UpstreamClient;
   readonly catalog: PropertyCatalog;
   readonly tokens: TokenSigner;
+  /** Credentials recently found valid (null when AUTH_CACHE_TTL_MS is 0). */
+  readonly credentials: CredentialCache | null;
   /** The service's notion of now; tests move it to expire tokens. */
   readonly clock: () => Date;
   readonly limiters: {

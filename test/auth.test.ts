@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rotateKey, setAppStatus, type IssuedCredentials } from '../src/services/operator.js';
+import { setAppStatus, type IssuedCredentials } from '../src/services/operator.js';
 import { apiKey, startTestService, type TestService } from './helpers/service.js';
 
 let t: TestService;
@@ -7,7 +7,7 @@ let full: IssuedCredentials;
 let readOnly: IssuedCredentials;
 
 beforeAll(async () => {
-  t = await startTestService();
+  t = await startTestService({ AUTH_CACHE_TTL_MS: '300' });
   full = await t.channel();
   readOnly = await t.channel({ scopes: ['properties:read'] });
 });
@@ -38,7 +38,7 @@ describe('authentication (spec §5, DECISIONS.md)', () => {
     await expectError(await t.request('/channel/v1/channels/me', { headers }), 401, 'UNAUTHORIZED');
   });
 
-  it('a suspended app is refused for its API key and its tokens, and accepted again after resume', async () => {
+  it('a suspended app is refused for its API key and its tokens at once, even just after using them, and accepted again after resume', async () => {
     const creds = await t.channel();
     const tokenRes = await t.request('/channel/v1/oauth/token', {
       method: 'POST',
@@ -46,20 +46,34 @@ describe('authentication (spec §5, DECISIONS.md)', () => {
       body: new URLSearchParams({ grant_type: 'client_credentials', client_id: creds.client_id, client_secret: creds.client_secret }),
     });
     const bearer = { authorization: `Bearer ${(await tokenRes.json()).access_token}` };
-    await setAppStatus(t.service.deps.db.prisma, creds.app_id, 'suspended');
+    // Used once, so both credentials sit in the credential cache.
+    expect((await t.request('/channel/v1/channels/me', { headers: apiKey(creds) })).status).toBe(200);
+    expect((await t.request('/channel/v1/channels/me', { headers: bearer })).status).toBe(200);
+    const operator = { authorization: `Bearer ${t.service.adminToken.token}` };
+    expect((await t.request(`/admin/v1/apps/${creds.app_id}/suspend`, { method: 'POST', headers: operator, ip: '127.0.0.1' })).status).toBe(200);
     const viaKey = await expectError(await t.request('/channel/v1/channels/me', { headers: apiKey(creds) }), 401, 'UNAUTHORIZED');
     expect(viaKey.error.message).toMatch(/suspended/);
     await expectError(await t.request('/channel/v1/channels/me', { headers: bearer }), 401, 'UNAUTHORIZED');
     const gql = await t.graphql('{ channel { userId } }', {}, apiKey(creds));
     expect(gql.errors?.[0]?.extensions?.code).toBe('UNAUTHORIZED');
-    await setAppStatus(t.service.deps.db.prisma, creds.app_id, 'active');
+    expect((await t.request(`/admin/v1/apps/${creds.app_id}/resume`, { method: 'POST', headers: operator, ip: '127.0.0.1' })).status).toBe(200);
     expect((await t.request('/channel/v1/channels/me', { headers: apiKey(creds) })).status).toBe(200);
     expect((await t.request('/channel/v1/channels/me', { headers: bearer })).status).toBe(200);
   });
 
+  it('a suspension made elsewhere (another instance, the database) applies within AUTH_CACHE_TTL_MS', async () => {
+    const creds = await t.channel();
+    expect((await t.request('/channel/v1/channels/me', { headers: apiKey(creds) })).status).toBe(200);
+    await setAppStatus(t.service.deps.db.prisma, creds.app_id, 'suspended');
+    await new Promise((resolve) => setTimeout(resolve, t.config.authCacheTtlMs + 50));
+    await expectError(await t.request('/channel/v1/channels/me', { headers: apiKey(creds) }), 401, 'UNAUTHORIZED');
+  });
+
   it('a rotated key stops working at once and the new key works', async () => {
     const creds = await t.channel();
-    const { api_key } = await rotateKey(t.service.deps.db.prisma, creds.app_id);
+    expect((await t.request('/channel/v1/channels/me', { headers: apiKey(creds) })).status).toBe(200);
+    const res = await t.request(`/admin/v1/apps/${creds.app_id}/rotate-key`, { method: 'POST', headers: { authorization: `Bearer ${t.service.adminToken.token}` }, ip: '127.0.0.1' });
+    const { api_key } = (await res.json()).data;
     await expectError(await t.request('/channel/v1/channels/me', { headers: apiKey(creds) }), 401, 'UNAUTHORIZED');
     expect((await t.request('/channel/v1/channels/me', { headers: { 'x-api-key': api_key } })).status).toBe(200);
   });

@@ -39,13 +39,23 @@ export function adminRoutes(deps: AppDeps): OpenAPIHono<HttpEnv> {
     return ok(c, { user_id: result.user_id, amount: Number(result.amount), balance: Number(result.balance) });
   });
 
-  app.openapi(appAction('suspend'), async (c) =>
-    ok(c, await operator.setAppStatus(prisma, c.req.valid('param').id, 'suspended')),
-  );
-  app.openapi(appAction('resume'), async (c) =>
-    ok(c, await operator.setAppStatus(prisma, c.req.valid('param').id, 'active')),
-  );
-  app.openapi(appAction('rotate-key'), async (c) => ok(c, await operator.rotateKey(prisma, c.req.valid('param').id)));
+  // Each change to an app's credentials drops the credential cache, so this instance refuses a
+  // suspended app or a revoked key from the next request on.
+  app.openapi(appAction('suspend'), async (c) => {
+    const result = await operator.setAppStatus(prisma, c.req.valid('param').id, 'suspended');
+    deps.credentials?.clear();
+    return ok(c, result);
+  });
+  app.openapi(appAction('resume'), async (c) => {
+    const result = await operator.setAppStatus(prisma, c.req.valid('param').id, 'active');
+    deps.credentials?.clear();
+    return ok(c, result);
+  });
+  app.openapi(appAction('rotate-key'), async (c) => {
+    const result = await operator.rotateKey(prisma, c.req.valid('param').id);
+    deps.credentials?.clear();
+    return ok(c, result);
+  });
   return app;
 }
 

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { UnauthorizedError } from './errors.js';
 import { isScope, type Scope } from './scopes.js';
@@ -19,6 +20,18 @@ export interface CredentialHeaders {
 }
 
 /**
+ * Credentials recently found valid, by digest, so a busy partner does not cost a database lookup
+ * per request. Entries live a few seconds; operator changes made through this instance (suspend,
+ * resume, rotate) clear it at once, other instances see them within the TTL (docs/decisions.md).
+ * Refusals are never cached.
+ */
+export type CredentialCache = LRUCache<string, { principal: Principal; expiresAt: Date | null }>;
+
+export function createCredentialCache(ttlMs: number): CredentialCache | null {
+  return ttlMs > 0 ? new LRUCache({ max: 10_000, ttl: ttlMs }) : null;
+}
+
+/**
  * Resolves the credential of a request. No credential at all gives null (the caller decides
  * whether the route needs one); a credential that is wrong, expired, revoked or belongs to a
  * suspended app throws UnauthorizedError.
@@ -26,17 +39,33 @@ export interface CredentialHeaders {
 export async function authenticate(
   prisma: PrismaClient,
   headers: CredentialHeaders,
-  now = new Date(),
+  options: { now?: Date; cache?: CredentialCache | null } = {},
 ): Promise<Principal | null> {
+  const now = options.now ?? new Date();
   const apiKey = headers.apiKey?.trim();
-  if (apiKey) return authenticateApiKey(prisma, apiKey);
+  if (apiKey) return cached(options.cache, apiKey, now, () => authenticateApiKey(prisma, apiKey));
   const authorization = headers.authorization?.trim();
   if (authorization) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     if (!match?.[1]) throw new UnauthorizedError('The Authorization header must be "Bearer <access_token>"');
-    return authenticateAccessToken(prisma, match[1], now);
+    const token = match[1];
+    return cached(options.cache, token, now, () => authenticateAccessToken(prisma, token, now));
   }
   return null;
+}
+
+async function cached(
+  cache: CredentialCache | null | undefined,
+  secret: string,
+  now: Date,
+  lookup: () => Promise<Principal & { expiresAt?: Date }>,
+): Promise<Principal> {
+  const key = digest(secret);
+  const hit = cache?.get(key);
+  if (hit && (hit.expiresAt === null || hit.expiresAt > now)) return hit.principal;
+  const { expiresAt, ...principal } = await lookup();
+  cache?.set(key, { principal, expiresAt: expiresAt ?? null });
+  return principal;
 }
 
 async function authenticateApiKey(prisma: PrismaClient, key: string): Promise<Principal> {
@@ -49,7 +78,7 @@ async function authenticateApiKey(prisma: PrismaClient, key: string): Promise<Pr
   return principalOf(row.app, 'api_key', row.app.scopes);
 }
 
-async function authenticateAccessToken(prisma: PrismaClient, token: string, now: Date): Promise<Principal> {
+async function authenticateAccessToken(prisma: PrismaClient, token: string, now: Date): Promise<Principal & { expiresAt: Date }> {
   if (!token.startsWith(PREFIX.accessToken)) throw new UnauthorizedError('The access token is not valid');
   const row = await prisma.accessToken.findUnique({
     where: { tokenHash: digest(token) },
@@ -60,7 +89,7 @@ async function authenticateAccessToken(prisma: PrismaClient, token: string, now:
   if (row.app.status !== 'active') throw new UnauthorizedError('The app of this access token is suspended');
   // A token never carries more than its app has now, even if the app's scopes were narrowed.
   const current = new Set(row.app.scopes);
-  return principalOf(row.app, 'access_token', row.scopes.filter((s) => current.has(s)));
+  return { ...principalOf(row.app, 'access_token', row.scopes.filter((s) => current.has(s))), expiresAt: row.expiresAt };
 }
 
 function principalOf(
