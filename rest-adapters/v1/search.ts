@@ -127,11 +127,23 @@ const MultiQuery = z.object({
   occupancy: listParam(z.string(), { commas: false })
     .pipe(searchRules.occupancy)
     .optional()
-    .openapi({ description: 'Repeatable, one per room: <adults> or <adults>-<age>,<age>. Not with adults.', example: ['2', '1-5,9'] }),
+    .openapi({
+      description: 'Repeatable, one per room: <adults> or <adults>-<age>,<age>. Not with adults.',
+      type: 'array',
+      items: { type: 'string', pattern: '^\\d{1,2}(-\\d{1,2}(,\\d{1,2})*)?$' },
+      param: { style: 'form', explode: true },
+      example: ['2', '1-5,9'],
+    }),
   property_id: listParam(idParam, { commas: true })
     .pipe(searchRules.propertyIds)
     .optional()
-    .openapi({ description: 'One id, several comma-separated, or repeated (at most 100)', example: ['12'] }),
+    .openapi({
+      description: 'One id, several comma-separated, or repeated (at most 100)',
+      type: 'array',
+      items: { type: 'string', pattern: '^\\d+(,\\d+)*$' },
+      param: { style: 'form', explode: true },
+      example: ['12'],
+    }),
   city: searchRules.city.optional(),
   star_rating_min: numberParam(searchRules.starRatingMin).optional().openapi({ type: 'number' }),
   price_min: numberParam(searchRules.price).optional().openapi({ type: 'number', description: 'Per night, request currency' }),
@@ -173,7 +185,7 @@ const singleRoute = scopedRoute('search:availability', {
       children_ages: listParam(intParam(z.int().min(0).max(17)), { commas: true })
         .pipe(searchRules.childrenAges)
         .optional()
-        .openapi({ description: 'Comma-separated ages, one per child', example: '5,9' }),
+        .openapi({ description: 'Comma-separated ages, one per child', type: 'string', example: '5,9' }),
       roomtype_id: searchRules.roomtypeId.optional().openapi({ description: 'Only this room type (unknown: 404)' }),
       rateplan_id: searchRules.rateplanId.optional().openapi({ description: 'Only this rate plan; with roomtype_id and without it, the first plan' }),
     }),
