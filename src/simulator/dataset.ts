@@ -2,8 +2,14 @@
  * The simulator's inventory: a deterministic, seeded market of properties computed on demand
  * from (seed, id), so 100,000 properties cost no memory until asked for. The same seed always
  * yields the same properties, room types, rate plans, stock and prices.
+ *
+ * Speed without changing a single figure: recently used properties are kept (a bounded LRU,
+ * frozen, shared by every caller), and the per-night generators are seeded by continuing a FNV
+ * state precomputed for `seed|stock|` and `seed|price|` rather than joining and hashing the whole
+ * key each time; a stay's nights are parsed once (see `Night`), not once per rate plan.
  */
 
+import { LRUCache } from 'lru-cache';
 import type { CancellationPolicyType, MealPlan } from '../upstream/protocol.js';
 
 export type { CancellationPolicyType, MealPlan };
@@ -111,22 +117,101 @@ export function prng(seed: number): () => number {
   };
 }
 
-/** A stable 32-bit hash of the parts, to seed per-entity and per-date generators. */
-export function hash(...parts: (string | number)[]): number {
-  let h = 2166136261;
-  for (const ch of parts.join('|')) {
-    h ^= ch.codePointAt(0)!;
+const FNV_OFFSET = 2166136261;
+
+/**
+ * Continues a FNV-1a state over the code points of `text`, exactly as hashing the longer string
+ * would: fnv(fnv(FNV_OFFSET, 'ab'), 'c') >>> 0 === hash('abc').
+ */
+function fnv(state: number, text: string): number {
+  let h = state;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.codePointAt(i)!;
+    if (code > 0xffff) i++;
+    h ^= code;
     h = Math.imul(h, 16777619);
   }
-  return h >>> 0;
+  return h;
+}
+
+/** A stable 32-bit hash of the parts, to seed per-entity and per-date generators. */
+export function hash(...parts: (string | number)[]): number {
+  return fnv(FNV_OFFSET, parts.join('|')) >>> 0;
+}
+
+/** One draw of mulberry32 seeded with `seed`: the same as prng(seed)(), without the closure. */
+function firstDraw(seed: number): number {
+  const a = ((seed >>> 0) + 0x6d2b79f5) >>> 0;
+  let t = a;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+
+/**
+ * A night of a stay (YYYY-MM-DD) with the price factors of its date, parsed once per stay rather
+ * than once per rate plan and night.
+ */
+export interface Night {
+  readonly date: string;
+  /** 1.22 on Friday and Saturday nights, else 1. */
+  readonly weekend: number;
+  /** 1.35 in July and August, 1.15 in December and January, 1.1 in April and October, else 1. */
+  readonly season: number;
+}
+
+/** The price factors of a night (YYYY-MM-DD). */
+export function nightOf(date: string): Night {
+  const d = new Date(`${date}T00:00:00Z`);
+  const weekday = d.getUTCDay();
+  const weekend = weekday === 5 || weekday === 6 ? 1.22 : 1;
+  const month = d.getUTCMonth() + 1;
+  const season = month === 7 || month === 8 ? 1.35 : month === 12 || month === 1 ? 1.15 : month === 4 || month === 10 ? 1.1 : 1;
+  return { date, weekend, season };
 }
 
 function pick<T>(random: () => number, items: readonly T[]): T {
   return items[Math.floor(random() * items.length)]!;
 }
 
+const CITY_WEIGHT_TOTAL = CITY_WEIGHTS.reduce((a, b) => a + b, 0);
+/** The policies and meal plans a plan draws from, as the generator has always sliced them. */
+const REFUNDABLE_POLICIES = POLICIES.slice(0, 3);
+const FIRST_PLAN_MEALS = MEALS.slice(0, 2);
+const OTHER_PLAN_MEALS = MEALS.slice(0, 4);
+
+/** Rate plan names by meal plan, e.g. `Flexible stay, half board`. */
+const planNames = (prefix: string) =>
+  Object.fromEntries(MEALS.map((meal) => [meal, `${prefix}, ${meal.replace('_', ' ')}`])) as Record<MealPlan, string>;
+const FLEXIBLE_PLAN_NAMES = planNames('Flexible stay');
+const NON_REFUNDABLE_PLAN_NAMES = planNames('Non-refundable');
+
+/**
+ * Properties a Dataset keeps (least recently used dropped first): a bound on memory, as each
+ * takes about 2.5 KB of heap, so at most about 50 MB. Catalogs up to this size are kept whole.
+ */
+export const PROPERTY_CACHE_SIZE = 20_000;
+
+/** Freezes a generated property and what it holds, as it is shared by every caller from the cache. */
+function freezeProperty(property: Property): Property {
+  for (const room of property.roomTypes) {
+    for (const plan of room.ratePlans) Object.freeze(plan);
+    Object.freeze(room.ratePlans);
+    Object.freeze(room);
+  }
+  Object.freeze(property.roomTypes);
+  return Object.freeze(property);
+}
+
+// The bed groups are shared by every room of their kind; they were never meant to be changed.
+for (const beds of BEDS) {
+  for (const group of beds.groups) Object.freeze(group);
+  Object.freeze(beds.groups);
+  Object.freeze(beds);
+}
+
 function weightedCity(random: () => number): City {
-  const total = CITY_WEIGHTS.reduce((a, b) => a + b, 0);
+  const total = CITY_WEIGHT_TOTAL;
   let roll = random() * total;
   for (let i = 0; i < CITIES.length; i++) {
     roll -= CITY_WEIGHTS[i]!;
@@ -136,20 +221,57 @@ function weightedCity(random: () => number): City {
 }
 
 export class Dataset {
+  /** Recently used properties, so a search over the catalog does not regenerate each one. */
+  private readonly properties: LRUCache<number, Property>;
+  /** FNV states after `seed|property|`, `seed|stock|` and `seed|price|`, the prefixes of the generators' keys. */
+  private readonly propertyPrefix: number;
+  private readonly stockPrefix: number;
+  private readonly pricePrefix: number;
+
   constructor(
     readonly seed: number,
     readonly size: number,
   ) {
     if (!Number.isInteger(size) || size < 1 || size > 100_000) throw new RangeError('size must be 1 to 100000');
+    this.properties = new LRUCache({ max: Math.min(size, PROPERTY_CACHE_SIZE) });
+    this.propertyPrefix = fnv(FNV_OFFSET, `${seed}|property|`);
+    this.stockPrefix = fnv(FNV_OFFSET, `${seed}|stock|`);
+    this.pricePrefix = fnv(FNV_OFFSET, `${seed}|price|`);
   }
 
   has(id: number): boolean {
     return Number.isInteger(id) && id >= 1 && id <= this.size;
   }
 
+  /**
+   * The property with this id, or undefined outside 1..size. The object is frozen and shared by
+   * every caller (it may come from the cache): copy it to change anything, and leave `updatedAt`,
+   * a Date, alone.
+   */
   property(id: number): Property | undefined {
     if (!this.has(id)) return undefined;
-    const random = prng(hash(this.seed, 'property', id));
+    let property = this.properties.get(id);
+    if (!property) {
+      property = freezeProperty(this.generate(id));
+      this.properties.set(id, property);
+    }
+    return property;
+  }
+
+  /**
+   * The property with this id, for a walk over the catalog: as property(id), but when the catalog
+   * is larger than the cache a property not in it is generated without being kept, since a walk
+   * over more properties than the cache holds would evict each one before it is asked for again,
+   * and churning long-lived objects costs the garbage collector more than regenerating them.
+   */
+  scanProperty(id: number): Property | undefined {
+    if (this.size <= PROPERTY_CACHE_SIZE || !this.has(id)) return this.property(id);
+    // Not frozen: nobody else is handed this object.
+    return this.properties.get(id) ?? this.generate(id);
+  }
+
+  private generate(id: number): Property {
+    const random = prng(fnv(this.propertyPrefix, String(id)) >>> 0);
     const city = weightedCity(random);
     const starRating = Math.min(5, 1 + Math.floor(random() * 9) / 2);
     const name = `${pick(random, NAMES)} ${pick(random, BRANDS)} ${city.name}`;
@@ -164,12 +286,12 @@ export class Dataset {
       const planCount = 1 + Math.floor(random() * 3);
       const ratePlans: RatePlan[] = [];
       for (let p = 1; p <= planCount; p++) {
-        const policy = p === planCount && planCount > 1 ? 'non_refundable' : pick(random, POLICIES.slice(0, 3));
-        const mealPlan = pick(random, MEALS.slice(0, p === 1 ? 2 : 4));
+        const policy = p === planCount && planCount > 1 ? 'non_refundable' : pick(random, REFUNDABLE_POLICIES);
+        const mealPlan = pick(random, p === 1 ? FIRST_PLAN_MEALS : OTHER_PLAN_MEALS);
         ratePlans.push({
           id: `${roomtypeId}-p${p}`,
           roomtypeId,
-          name: `${policy === 'non_refundable' ? 'Non-refundable' : 'Flexible stay'}, ${mealPlan.replace('_', ' ')}`,
+          name: (policy === 'non_refundable' ? NON_REFUNDABLE_PLAN_NAMES : FLEXIBLE_PLAN_NAMES)[mealPlan],
           mealPlan,
           refundable: policy !== 'non_refundable',
           cancellationPolicy: policy,
@@ -205,22 +327,61 @@ export class Dataset {
 
   /** Rooms of a type still free on a night (YYYY-MM-DD), before bookings made in the simulator. */
   baseStock(room: RoomType, night: string): number {
-    const random = prng(hash(this.seed, 'stock', room.id, night));
-    // About one night in eight is sold out; otherwise a share of the inventory is left.
-    if (random() < 0.125) return 0;
-    return 1 + Math.floor(random() * room.inventory);
+    return this.stockWith(this.roomStockKey(room), night, room.inventory);
   }
 
   /** Nightly price before tax of a rate plan on a night, KRW (integer). */
   nightlyPrice(room: RoomType, plan: RatePlan, night: string): number {
-    const date = new Date(`${night}T00:00:00Z`);
-    const weekday = date.getUTCDay();
-    const weekend = weekday === 5 || weekday === 6 ? 1.22 : 1;
-    const month = date.getUTCMonth() + 1;
-    const season = month === 7 || month === 8 ? 1.35 : month === 12 || month === 1 ? 1.15 : month === 4 || month === 10 ? 1.1 : 1;
-    const jitter = 0.95 + prng(hash(this.seed, 'price', room.id, night))() * 0.1;
-    return Math.round((room.basePrice * plan.pricePercent * weekend * season * jitter) / 10_000) * 100;
+    return priceOn(room, plan, nightOf(night), this.jitterWith(this.roomPriceKey(room), night));
   }
+
+  /**
+   * Base stock of a room type on each night of a stay: baseStock(room, night.date) for every
+   * night, with the room's part of the key hashed once.
+   */
+  stayStock(room: RoomType, nights: readonly Night[]): number[] {
+    const key = this.roomStockKey(room);
+    const stock: number[] = new Array<number>(nights.length);
+    for (let i = 0; i < nights.length; i++) stock[i] = this.stockWith(key, nights[i]!.date, room.inventory);
+    return stock;
+  }
+
+  /**
+   * The price jitter of a room type on each night of a stay, shared by its rate plans: with
+   * `priceOn`, nightlyPrice(room, plan, night.date) === priceOn(room, plan, night, jitter[i]).
+   */
+  stayJitter(room: RoomType, nights: readonly Night[]): number[] {
+    const key = this.roomPriceKey(room);
+    const jitter: number[] = new Array<number>(nights.length);
+    for (let i = 0; i < nights.length; i++) jitter[i] = this.jitterWith(key, nights[i]!.date);
+    return jitter;
+  }
+
+  /** FNV state after `seed|stock|roomId|`. */
+  private roomStockKey(room: RoomType): number {
+    return fnv(fnv(this.stockPrefix, room.id), '|');
+  }
+
+  /** FNV state after `seed|price|roomId|`. */
+  private roomPriceKey(room: RoomType): number {
+    return fnv(fnv(this.pricePrefix, room.id), '|');
+  }
+
+  private stockWith(roomKey: number, night: string, inventory: number): number {
+    const random = prng(fnv(roomKey, night) >>> 0);
+    // About one night in eight is sold out; otherwise a share of the inventory is left.
+    if (random() < 0.125) return 0;
+    return 1 + Math.floor(random() * inventory);
+  }
+
+  private jitterWith(roomKey: number, night: string): number {
+    return 0.95 + firstDraw(fnv(roomKey, night) >>> 0) * 0.1;
+  }
+}
+
+/** Nightly price before tax of a rate plan on a night, given the room's jitter that night (see Dataset.stayJitter). */
+export function priceOn(room: RoomType, plan: RatePlan, night: Night, jitter: number): number {
+  return Math.round((room.basePrice * plan.pricePercent * night.weekend * night.season * jitter) / 10_000) * 100;
 }
 
 /** Tax (VAT 10 %) and service charge (10 %) on a nightly price, KRW integers. */

@@ -34,8 +34,8 @@ import {
   type UpstreamProperty,
   type UpstreamRate,
 } from '../upstream/protocol.js';
-import { Dataset, type Property } from './dataset.js';
-import { inclusiveTotal, nightsOf, type QuoteView, type RateRef, roomFits, SimulatorState } from './state.js';
+import { Dataset, type Night, type Property } from './dataset.js';
+import { inclusiveTotal, type QuoteView, type RateRef, roomFits, SimulatorState, stayOf } from './state.js';
 
 export interface SimulatorOptions {
   /** Dataset seed; the same seed always yields the same market. Default 42. */
@@ -395,7 +395,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     const request = await body(c, priceCheckSchema);
     const scenario = c.get('scenario');
     const ref = locateRate(state, request);
-    const nights = nightsOf(request.checkin, request.checkout);
+    const nights = stayOf(request.checkin, request.checkout);
     // A forced outcome must not be muddied by a random move, so volatility sits those out.
     if (!scenario) state.maybeMovePrice(ref.room, ref.plan, nights);
     const rate = state.quote(ref.room, ref.plan, nights, request.occupancy.length, quoteView(scenario));
@@ -410,7 +410,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     if (existing) return c.json(existing satisfies UpstreamBooking, 200);
     const scenario = c.get('scenario');
     const ref = locateRate(state, request);
-    const nights = nightsOf(request.checkin, request.checkout);
+    const nights = stayOf(request.checkin, request.checkout);
     const rate = state.quote(ref.room, ref.plan, nights, request.occupancy.length, quoteView(scenario));
     if (rate.available_rooms < request.occupancy.length) {
       throw new SimulatorError(409, 'sold_out', `only ${rate.available_rooms} room(s) of ${ref.room.id} left for the stay`);
@@ -533,25 +533,25 @@ function listProperties(dataset: Dataset, query: z.infer<typeof listQuerySchema>
   let id = query.cursor ? decodeCursor(query.cursor) + 1 : 1;
   // Scan in id order, computing each property once and keeping no more than a page.
   for (; id <= dataset.size && properties.length < query.limit; id++) {
-    const property = dataset.property(id)!;
+    const property = dataset.scanProperty(id)!;
     if (matches(property)) properties.push(wireProperty(property, withRooms));
   }
   // Look ahead for one more match, so the last page says so instead of a further empty page.
   let more = false;
-  for (; id <= dataset.size && !more; id++) more = matches(dataset.property(id)!);
+  for (; id <= dataset.size && !more; id++) more = matches(dataset.scanProperty(id)!);
   const last = properties.at(-1);
   return { properties, next_cursor: more && last ? encodeCursor(last.id) : null };
 }
 
 function availability(state: SimulatorState, request: AvailabilityRequest, view: QuoteView): AvailabilityResponse {
   const dataset = state.dataset;
-  const nights = nightsOf(request.checkin, request.checkout);
+  const nights = stayOf(request.checkin, request.checkout);
   const city = request.city?.toLowerCase();
   const wanted = (p: Property) =>
     (city === undefined || p.city.toLowerCase() === city) && (request.star_rating_min === undefined || p.starRating >= request.star_rating_min);
   const results: PropertyAvailability[] = [];
   for (const id of propertyIds(dataset, request.property_ids)) {
-    const property = dataset.property(id);
+    const property = request.property_ids ? dataset.property(id) : dataset.scanProperty(id);
     if (property && wanted(property)) results.push(propertyAvailability(state, property, nights, request, view));
   }
   return { results };
@@ -569,23 +569,30 @@ function* propertyIds(dataset: Dataset, asked: number[] | undefined): Iterable<n
 function propertyAvailability(
   state: SimulatorState,
   property: Property,
-  nights: string[],
+  nights: readonly Night[],
   request: { occupancy: RoomOccupancy[]; detail: 'lowest' | 'rates' },
   view: QuoteView,
 ): PropertyAvailability {
   const rooms = request.occupancy.length;
-  const rates = property.roomTypes
-    .filter((room) => roomFits(room, request.occupancy))
-    .flatMap((room) => state.quoteRoom(room, nights, rooms, view));
-  const bookable = rates.filter((r) => r.available_rooms >= rooms);
-  const lowest = bookable.reduce<UpstreamRate | undefined>((best, r) => (!best || inclusiveTotal(r) < inclusiveTotal(best) ? r : best), undefined);
+  const fitting = property.roomTypes.filter((room) => roomFits(room, request.occupancy));
+  let available: boolean;
+  let rates: UpstreamRate[];
+  if (request.detail === 'rates') {
+    rates = fitting.flatMap((room) => state.quoteRoom(room, nights, rooms, view));
+    available = rates.some((r) => r.available_rooms >= rooms);
+  } else {
+    // Only the cheapest bookable rate is shown, so only that one is built.
+    const lowest = state.lowestQuote(fitting, nights, rooms, view);
+    available = lowest !== undefined;
+    rates = lowest ? [lowest] : [];
+  }
   return {
     property_id: property.id,
     name: property.name,
     city: property.city,
     star_rating: property.starRating,
-    available: bookable.length > 0,
-    rates: request.detail === 'rates' ? rates : lowest ? [lowest] : [],
+    available,
+    rates,
   };
 }
 

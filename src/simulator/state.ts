@@ -5,7 +5,7 @@
  */
 
 import type { NightPrice, RoomOccupancy, UpstreamBooking, UpstreamBookingStatus, UpstreamRate } from '../upstream/protocol.js';
-import { type Dataset, hash, type Property, prng, type RatePlan, type RoomType, taxAndFees } from './dataset.js';
+import { type Dataset, hash, type Night, nightOf, priceOn, type Property, prng, type RatePlan, type RoomType, taxAndFees } from './dataset.js';
 
 /** One rate plan located in the dataset: the property, its room type and the plan. */
 export interface RateRef {
@@ -41,6 +41,11 @@ export function nightsOf(checkin: string, checkout: string): string[] {
     nights.push(new Date(t).toISOString().slice(0, 10));
   }
   return nights;
+}
+
+/** The nights of a stay with their price factors, parsed once for every rate quoted for it. */
+export function stayOf(checkin: string, checkout: string): Night[] {
+  return nightsOf(checkin, checkout).map(nightOf);
 }
 
 /** True when every room of the party fits the room type (adults and children all count). */
@@ -103,34 +108,94 @@ export class SimulatorState {
   }
 
   /** Prices a rate for a stay and a number of rooms, as the wire shows it. */
-  quote(room: RoomType, plan: RatePlan, nights: readonly string[], rooms: number, view: QuoteView = {}): UpstreamRate {
-    return this.priced(room, plan, nights, rooms, view, this.stayStock(room, nights, view));
+  quote(room: RoomType, plan: RatePlan, nights: readonly Night[], rooms: number, view: QuoteView = {}): UpstreamRate {
+    const available = this.stayStock(room, nights, view);
+    return this.rate(room, plan, nights, rooms, available, this.planBases(room, plan, nights, this.dataset.stayJitter(room, nights), view));
   }
 
-  /** Every plan of a room type; the stock, shared by the plans, is computed once. */
-  quoteRoom(room: RoomType, nights: readonly string[], rooms: number, view: QuoteView = {}): UpstreamRate[] {
+  /** Every plan of a room type; the stock and the nights' price jitter, shared by the plans, are computed once. */
+  quoteRoom(room: RoomType, nights: readonly Night[], rooms: number, view: QuoteView = {}): UpstreamRate[] {
     const available = this.stayStock(room, nights, view);
-    return room.ratePlans.map((plan) => this.priced(room, plan, nights, rooms, view, available));
+    const jitter = this.dataset.stayJitter(room, nights);
+    return room.ratePlans.map((plan) => this.rate(room, plan, nights, rooms, available, this.planBases(room, plan, nights, jitter, view)));
+  }
+
+  /**
+   * The bookable rate (free rooms for every room asked) with the lowest inclusive total among
+   * every plan of these room types, the first of equals in room then plan order: the same rate as
+   * quoting them all with quoteRoom and keeping the cheapest bookable one, without building the
+   * others. Undefined when none is bookable.
+   */
+  lowestQuote(roomTypes: readonly RoomType[], nights: readonly Night[], rooms: number, view: QuoteView = {}): UpstreamRate | undefined {
+    let best: { room: RoomType; plan: RatePlan; available: number; bases: number[] } | undefined;
+    let bestTotal = 0;
+    for (const room of roomTypes) {
+      const available = this.stayStock(room, nights, view);
+      if (available < rooms) continue;
+      const jitter = this.dataset.stayJitter(room, nights);
+      for (const plan of room.ratePlans) {
+        const bases = this.planBases(room, plan, nights, jitter, view);
+        let base = 0;
+        let tax = 0;
+        for (const b of bases) {
+          base += b;
+          tax += taxAndFees(b);
+        }
+        const total = base * rooms + tax * rooms;
+        if (!best || total < bestTotal) {
+          best = { room, plan, available, bases };
+          bestTotal = total;
+        }
+      }
+    }
+    return best && this.rate(best.room, best.plan, nights, rooms, best.available, best.bases);
   }
 
   /** Rooms free on every night of the stay. */
-  private stayStock(room: RoomType, nights: readonly string[], view: QuoteView): number {
-    return view.soldOut ? 0 : Math.min(...nights.map((n) => this.freeRooms(room, n)));
+  private stayStock(room: RoomType, nights: readonly Night[], view: QuoteView): number {
+    if (view.soldOut) return 0;
+    const stock = this.dataset.stayStock(room, nights);
+    let free = Infinity;
+    for (let i = 0; i < nights.length; i++) {
+      let left = stock[i]!;
+      // Building the key costs more than the rest: skip it while no booking holds rooms.
+      if (this.consumed.size > 0) left = Math.max(0, left - (this.consumed.get(`${room.id}|${nights[i]!.date}`) ?? 0));
+      if (left < free) free = left;
+    }
+    return free;
   }
 
-  private priced(room: RoomType, plan: RatePlan, nights: readonly string[], rooms: number, view: QuoteView, available: number): UpstreamRate {
-    const priced: NightPrice[] = nights.map((date) => {
-      let base = this.nightlyBase(room, plan, date);
+  /** A plan's nightly base prices over the stay, after price moves and a scenario's raise. */
+  private planBases(room: RoomType, plan: RatePlan, nights: readonly Night[], jitter: readonly number[], view: QuoteView): number[] {
+    const bases: number[] = new Array<number>(nights.length);
+    const moved = this.priceOverrides.size > 0;
+    for (let i = 0; i < nights.length; i++) {
+      const night = nights[i]!;
+      let base = (moved ? this.priceOverrides.get(`${plan.id}|${night.date}`) : undefined) ?? priceOn(room, plan, night, jitter[i]!);
       if (view.raisePercent) base = roundTo100(base * (1 + view.raisePercent / 100));
-      return { date, base, tax_and_fees: taxAndFees(base) };
-    });
+      bases[i] = base;
+    }
+    return bases;
+  }
+
+  private rate(room: RoomType, plan: RatePlan, nights: readonly Night[], rooms: number, available: number, bases: readonly number[]): UpstreamRate {
+    const priced: NightPrice[] = new Array<NightPrice>(nights.length);
+    let totalBase = 0;
+    let totalTax = 0;
+    for (let i = 0; i < nights.length; i++) {
+      const base = bases[i]!;
+      const tax = taxAndFees(base);
+      priced[i] = { date: nights[i]!.date, base, tax_and_fees: tax };
+      totalBase += base;
+      totalTax += tax;
+    }
     return {
       rateplan_id: plan.id,
       roomtype_id: room.id,
       available_rooms: available,
       nights: priced,
-      total_base: priced.reduce((sum, n) => sum + n.base, 0) * rooms,
-      total_tax_and_fees: priced.reduce((sum, n) => sum + n.tax_and_fees, 0) * rooms,
+      total_base: totalBase * rooms,
+      total_tax_and_fees: totalTax * rooms,
     };
   }
 
@@ -139,12 +204,12 @@ export class SimulatorState {
    * persistently, as a real provider's prices drift between search and booking. The sequence is
    * seeded, so a run with the same seed and the same calls moves the same prices.
    */
-  maybeMovePrice(room: RoomType, plan: RatePlan, nights: readonly string[]): boolean {
+  maybeMovePrice(room: RoomType, plan: RatePlan, nights: readonly Night[]): boolean {
     const random = this.volatilityRandom;
     if (!(random() < this.volatility)) return false;
     const sign = random() < 0.5 ? -1 : 1;
     const percent = 3 + random() * 5;
-    for (const night of nights) {
+    for (const { date: night } of nights) {
       const moved = roundTo100(this.nightlyBase(room, plan, night) * (1 + (sign * percent) / 100));
       this.priceOverrides.set(`${plan.id}|${night}`, Math.max(100, moved));
     }
