@@ -109,6 +109,7 @@ const errorDescriptions: Record<number, string> = {
   403: 'INSUFFICIENT_SCOPE (details.required_scope) or FORBIDDEN',
   404: 'NOT_FOUND',
   409: 'Conflict with the current state',
+  410: 'TOKEN_EXPIRED: search again for a new token',
   413: 'PAYLOAD_TOO_LARGE: the body exceeds 1 MiB',
   429: 'RATE_LIMIT_EXCEEDED, with Retry-After',
   500: 'INTERNAL_ERROR, masked; quote meta.request_id',

@@ -7,10 +7,12 @@ import {
   searchRules,
   SORTS,
   type Page,
+  type Pricing,
   type PropertyOffers,
   type RateOffer,
   type SearchContext,
 } from '../../src/services/search.js';
+import { priceCheck } from '../../src/services/priceCheck.js';
 import { errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idParam, intParam, listParam, numberParam } from '../params.js';
@@ -217,6 +219,31 @@ const ratesRoute = scopedRoute('search:availability', {
   },
 });
 
+const PriceCheckWire = z
+  .object({
+    status: z.enum(['matched', 'price_changed', 'sold_out']),
+    pricing: PricingWire.nullable(),
+    cancellation_policy: CancellationPolicyWire.nullable(),
+    book_token: z.string().nullable().openapi({ description: 'Single use; null when sold out' }),
+    expires_at: z.iso.datetime().nullable().openapi({ description: 'When the book_token expires (30 minutes)' }),
+  })
+  .openapi('PriceCheck');
+
+const priceCheckRoute = scopedRoute('search:availability', {
+  method: 'get',
+  path: '/search/price-check',
+  tags: ['Search'],
+  summary: 'Re-verify a rate with the provider and get a book_token',
+  description:
+    'matched: the price holds; price_changed: pricing holds the new price, which the book_token carries; ' +
+    'sold_out: no book_token. 400 INVALID_TOKEN for a malformed, altered or foreign token; 410 TOKEN_EXPIRED.',
+  request: { query: z.object({ token: z.string().min(1).max(4096).openapi({ description: 'A price_check_token' }) }) },
+  responses: {
+    200: { description: 'The verified offer', content: { 'application/json': { schema: z.object({ data: PriceCheckWire, meta: Meta }) } } },
+    ...errorResponses(400, 401, 403, 410, 429, 502),
+  },
+});
+
 export function paginationToWire(page: Page<unknown>): z.infer<typeof Pagination> {
   return { total: page.total, page: page.page, per_page: page.perPage, total_pages: page.totalPages, has_next: page.hasNext };
 }
@@ -242,6 +269,19 @@ function contextToWire(s: SearchContext): z.infer<typeof SearchContextWire> {
   };
 }
 
+function pricingToWire(p: Pricing): z.infer<typeof PricingWire> {
+  return {
+    request_currency: p.requestCurrency,
+    billable_currency: p.billableCurrency,
+    totals: { inclusive_amount: amountToNumber(p.inclusive), exclusive_amount: amountToNumber(p.exclusive) },
+    billable_totals: { inclusive_amount: amountToNumber(p.billableInclusive), exclusive_amount: amountToNumber(p.billableExclusive) },
+  };
+}
+
+function policyToWire(p: RateOffer['cancellationPolicy']): z.infer<typeof CancellationPolicyWire> {
+  return { type: p.type, free_cancellation_before: p.freeCancellationBefore?.toISOString() ?? null };
+}
+
 export function rateToWire(r: RateOffer): z.infer<typeof RateWire> {
   return {
     rateplan_id: r.rateplanId,
@@ -249,19 +289,8 @@ export function rateToWire(r: RateOffer): z.infer<typeof RateWire> {
     meal_plan: r.mealPlan,
     refundable: r.refundable,
     available_rooms: r.availableRooms,
-    cancellation_policy: {
-      type: r.cancellationPolicy.type,
-      free_cancellation_before: r.cancellationPolicy.freeCancellationBefore?.toISOString() ?? null,
-    },
-    pricing: {
-      request_currency: r.pricing.requestCurrency,
-      billable_currency: r.pricing.billableCurrency,
-      totals: { inclusive_amount: amountToNumber(r.pricing.inclusive), exclusive_amount: amountToNumber(r.pricing.exclusive) },
-      billable_totals: {
-        inclusive_amount: amountToNumber(r.pricing.billableInclusive),
-        exclusive_amount: amountToNumber(r.pricing.billableExclusive),
-      },
-    },
+    cancellation_policy: policyToWire(r.cancellationPolicy),
+    pricing: pricingToWire(r.pricing),
     nightly: r.nightly.map((n) => ({ date: n.date, base_rate: amountToNumber(n.baseRate), tax_and_service_fee: amountToNumber(n.taxAndServiceFee) })),
     price_check_token: r.priceCheckToken,
     expires_at: r.expiresAt?.toISOString() ?? null,
@@ -333,6 +362,17 @@ export function searchRoutes(app: OpenAPIHono<HttpEnv>) {
       rateplanId: q.rateplan_id,
     });
     return ok(c, offersToWire(offers));
+  });
+
+  app.openapi(priceCheckRoute, async (c) => {
+    const result = await priceCheck(c.get('ctx'), c.req.valid('query').token);
+    return ok(c, {
+      status: result.status,
+      pricing: result.pricing && pricingToWire(result.pricing),
+      cancellation_policy: result.cancellationPolicy && policyToWire(result.cancellationPolicy),
+      book_token: result.bookToken,
+      expires_at: result.expiresAt?.toISOString() ?? null,
+    });
   });
 
   app.openapi(ratesRoute, async (c) => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CURRENCIES } from '../services/money.js';
+import { priceCheck, type PriceCheckResult } from '../services/priceCheck.js';
 import {
   parseOccupancies,
   propertyAvailability,
@@ -25,6 +26,7 @@ import { CancellationPolicyType, MealPlan, PropertyRef } from './properties.js';
 
 const Currency = builder.enumType('SearchCurrency', { values: CURRENCIES });
 const SortBy = builder.enumType('SortBy', { values: SORTS });
+const PriceCheckStatus = builder.enumType('PriceCheckStatus', { values: ['matched', 'price_changed', 'sold_out'] as const });
 
 /** Errors across fields name the GraphQL input fields. */
 const NAMES: FieldNames = {
@@ -257,7 +259,25 @@ function defined<T extends object>(input: T): { [K in keyof T]: Exclude<T[K], nu
   return Object.fromEntries(Object.entries(input).map(([k, v]) => [k, v ?? undefined])) as never;
 }
 
+const PriceCheckRef = builder.objectRef<PriceCheckResult>('PriceCheck').implement({
+  fields: (t) => ({
+    status: t.field({ type: PriceCheckStatus, resolve: (r) => r.status }),
+    pricing: t.field({ type: PricingRef, nullable: true, resolve: (r) => r.pricing }),
+    cancellationPolicy: t.field({ type: PolicyRef, nullable: true, resolve: (r) => r.cancellationPolicy }),
+    bookToken: t.exposeString('bookToken', { nullable: true, description: 'Single use; null when sold out' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
 builder.queryFields((t) => ({
+  priceCheck: t.field({
+    type: PriceCheckRef,
+    description: 'Re-verifies a rate and issues a book token (REST: GET /channel/v1/search/price-check)',
+    authScopes: { scope: 'search:availability' },
+    args: { token: t.arg.string({ required: true }) },
+    validate: { schema: z.object({ token: z.string().min(1).max(4096) }) },
+    resolve: (_root, args, ctx) => priceCheck(ctx, args.token),
+  }),
   availability: t.field({
     type: SearchResult,
     description: 'Availability and lowest prices of many properties (REST: GET /channel/v1/search/availability)',

@@ -63,6 +63,19 @@ export class ConflictError extends AppError {
   }
 }
 
+/** A flow token (price-check, book, v2 link) that is malformed, altered, of another kind or channel. */
+export class InvalidTokenError extends AppError {
+  constructor(message = 'The token is not valid; search again for a new one') {
+    super(400, 'INVALID_TOKEN', message);
+  }
+}
+
+export class TokenExpiredError extends AppError {
+  constructor(message = 'The token has expired; search again for a new one') {
+    super(410, 'TOKEN_EXPIRED', message);
+  }
+}
+
 export class PayloadTooLargeError extends AppError {
   constructor(limitBytes: number) {
     super(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${limitBytes} bytes`, { limit_bytes: limitBytes });

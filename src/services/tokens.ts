@@ -3,6 +3,7 @@ import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { currencySchema } from './money.js';
 
 /**
  * Flow tokens (v1 price_check_token and book_token, v2 link tokens) are JWTs signed with HS256
@@ -34,7 +35,7 @@ export const offerClaims = z.object({
   checkin: z.string(),
   checkout: z.string(),
   occupancy,
-  currency: z.string(),
+  currency: currencySchema,
   total_inclusive: z.int().nonnegative(),
   total_exclusive: z.int().nonnegative(),
 });
