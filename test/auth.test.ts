@@ -61,10 +61,18 @@ describe('authentication (spec §5, DECISIONS.md)', () => {
     expect((await t.request('/channel/v1/channels/me', { headers: bearer })).status).toBe(200);
   });
 
+  it('an API key sent as a bearer token is refused, even while the key is cached', async () => {
+    const creds = await t.channel();
+    expect((await t.request('/channel/v1/channels/me', { headers: apiKey(creds) })).status).toBe(200);
+    await expectError(await t.request('/channel/v1/channels/me', { headers: { authorization: `Bearer ${creds.api_key}` } }), 401, 'UNAUTHORIZED');
+  });
+
   it('a suspension made elsewhere (another instance, the database) applies within AUTH_CACHE_TTL_MS', async () => {
     const creds = await t.channel();
     expect((await t.request('/channel/v1/channels/me', { headers: apiKey(creds) })).status).toBe(200);
     await setAppStatus(t.service.deps.db.prisma, creds.app_id, 'suspended');
+    // Trusted from the cache until the TTL runs out (this instance was not told)...
+    expect((await t.request('/channel/v1/channels/me', { headers: apiKey(creds) })).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, t.config.authCacheTtlMs + 50));
     await expectError(await t.request('/channel/v1/channels/me', { headers: apiKey(creds) }), 401, 'UNAUTHORIZED');
   });

@@ -25,10 +25,36 @@ export interface CredentialHeaders {
  * resume, rotate) clear it at once, other instances see them within the TTL (docs/decisions.md).
  * Refusals are never cached.
  */
-export type CredentialCache = LRUCache<string, { principal: Principal; expiresAt: Date | null }>;
+export class CredentialCache {
+  private readonly entries: LRUCache<string, { principal: Principal; expiresAt: Date | null }>;
+  /** Bumped by clear(), so a lookup that started before a change cannot store its stale answer. */
+  private generation = 0;
+
+  constructor(ttlMs: number) {
+    this.entries = new LRUCache({ max: 10_000, ttl: ttlMs });
+  }
+
+  get(key: string, now: Date): Principal | undefined {
+    const hit = this.entries.get(key);
+    return hit && (hit.expiresAt === null || hit.expiresAt > now) ? hit.principal : undefined;
+  }
+
+  /** Starts a lookup; the returned function stores its result unless the cache was cleared since. */
+  begin(key: string): (principal: Principal, expiresAt: Date | null) => void {
+    const generation = this.generation;
+    return (principal, expiresAt) => {
+      if (generation === this.generation) this.entries.set(key, { principal, expiresAt });
+    };
+  }
+
+  clear(): void {
+    this.generation++;
+    this.entries.clear();
+  }
+}
 
 export function createCredentialCache(ttlMs: number): CredentialCache | null {
-  return ttlMs > 0 ? new LRUCache({ max: 10_000, ttl: ttlMs }) : null;
+  return ttlMs > 0 ? new CredentialCache(ttlMs) : null;
 }
 
 /**
@@ -43,28 +69,29 @@ export async function authenticate(
 ): Promise<Principal | null> {
   const now = options.now ?? new Date();
   const apiKey = headers.apiKey?.trim();
-  if (apiKey) return cached(options.cache, apiKey, now, () => authenticateApiKey(prisma, apiKey));
+  if (apiKey) return cached(options.cache, `key:${digest(apiKey)}`, now, () => authenticateApiKey(prisma, apiKey));
   const authorization = headers.authorization?.trim();
   if (authorization) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     if (!match?.[1]) throw new UnauthorizedError('The Authorization header must be "Bearer <access_token>"');
     const token = match[1];
-    return cached(options.cache, token, now, () => authenticateAccessToken(prisma, token, now));
+    return cached(options.cache, `bearer:${digest(token)}`, now, () => authenticateAccessToken(prisma, token, now));
   }
   return null;
 }
 
+/** A credential is cached under its kind and digest, so a key is never accepted as a token. */
 async function cached(
   cache: CredentialCache | null | undefined,
-  secret: string,
+  key: string,
   now: Date,
   lookup: () => Promise<Principal & { expiresAt?: Date }>,
 ): Promise<Principal> {
-  const key = digest(secret);
-  const hit = cache?.get(key);
-  if (hit && (hit.expiresAt === null || hit.expiresAt > now)) return hit.principal;
+  const hit = cache?.get(key, now);
+  if (hit) return hit;
+  const store = cache?.begin(key);
   const { expiresAt, ...principal } = await lookup();
-  cache?.set(key, { principal, expiresAt: expiresAt ?? null });
+  store?.(principal, expiresAt ?? null);
   return principal;
 }
 
