@@ -53,7 +53,7 @@ export async function createService(
   // service always speaks to its provider through the same HTTP client.
   const simulator = config.upstreamUrl
     ? undefined
-    : await startSimulator({ ...config.simulator, port: 0, host: '127.0.0.1' });
+    : await startSimulator({ ...config.simulator, port: 0, host: '127.0.0.1', control: config.env === 'sandbox' });
   const upstream = new UpstreamClient({
     baseUrl: config.upstreamUrl ?? simulator!.url,
     connections: config.upstream.connections,

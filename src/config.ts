@@ -26,7 +26,7 @@ const envSchema = z.object({
   UPSTREAM_CONTENT_TIMEOUT_MS: z.coerce.number().int().positive().default(3_000),
   UPSTREAM_SEARCH_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   UPSTREAM_BOOKING_TIMEOUT_MS: z.coerce.number().int().positive().default(20_000),
-  /** Consecutive upstream failures that open the circuit, and how long it stays open. */
+  /** Consecutive failed upstream attempts (retries count) that open the circuit, and how long it stays open. */
   UPSTREAM_BREAKER_THRESHOLD: z.coerce.number().int().positive().default(5),
   UPSTREAM_BREAKER_COOLDOWN_MS: z.coerce.number().int().positive().default(5_000),
   UPSTREAM_CONNECTIONS: z.coerce.number().int().positive().default(64),

@@ -81,6 +81,12 @@ describe('Query.property and Query.properties', () => {
     expect(times.every((u) => u > '2026-10-01T00:00:00Z')).toBe(true);
   });
 
+  it('rejects a cursor it did not issue with VALIDATION_ERROR naming after', async () => {
+    const res = await gql('{ properties(first: 2, after: "zzz") { nodes { id } } }');
+    expect(res.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+    expect((res.errors?.[0]?.extensions?.details as any).fields[0].field).toBe('after');
+  });
+
   it('rejects first above 100 and more than 100 ids', async () => {
     expect((await gql('{ properties(first: 101) { nodes { id } } }')).errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
     const ids = Array.from({ length: 101 }, (_, i) => i + 1);

@@ -152,6 +152,7 @@ describe('a provider that fails now and then', () => {
   let simulator: RunningSimulator;
   let flaky: Server;
   let failuresLeft = 0;
+  let malformed = false;
   let t: TestService;
   let key: Record<string, string>;
 
@@ -159,6 +160,11 @@ describe('a provider that fails now and then', () => {
     simulator = await startSimulator({ port: 0 });
     // In front of the simulator: answers 503, or drops the connection, while failuresLeft > 0.
     flaky = createServer(async (req, res) => {
+      if (malformed) {
+        // Well-formed JSON that does not fit the protocol.
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"results":5,"properties":[{"id":"x"}],"missing":[]}');
+        return;
+      }
       if (failuresLeft > 0) {
         failuresLeft--;
         if (failuresLeft % 2 === 0) req.socket.destroy();
@@ -200,7 +206,22 @@ describe('a provider that fails now and then', () => {
     const res = await t.request('/channel/v1/properties/5', { headers: key });
     expect(res.status).toBe(502);
     expect((await res.json()).error.code).toBe('UPSTREAM_ERROR');
-    expect(t.service.deps.upstream.circuit).toBe('closed');
+    expect(failuresLeft).toBe(0);
+    // The provider is back: the next call goes through.
+    expect((await t.request('/channel/v1/properties/5', { headers: key })).status).toBe(200);
+  });
+
+  it('an answer that does not fit the protocol is a 502, not a crash', async () => {
+    malformed = true;
+    try {
+      for (const path of ['/channel/v1/properties/6', SEARCH]) {
+        const res = await t.request(path, { headers: key });
+        expect(res.status).toBe(502);
+        expect((await res.json()).error.code).toBe('UPSTREAM_ERROR');
+      }
+    } finally {
+      malformed = false;
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { callOptions } from '../context.js';
+import { ValidationError } from '../services/errors.js';
 import { ratePlansOf, type BedGroup, type Property, type RatePlan, type RoomType } from '../services/properties.js';
 import { searchRules } from '../services/search.js';
 import { toProperty } from '../upstream/catalog.js';
@@ -121,6 +122,7 @@ builder.queryFields((t) => ({
         { cursor: args.after ?? undefined, limit: args.first ?? 20, updatedSince: args.updatedSince ?? undefined, includeRooms: true },
         callOptions(ctx),
       );
+      if (!page) throw new ValidationError([{ field: 'after', reason: 'not a cursor from an earlier page' }]);
       const nodes = page.properties.map(toProperty);
       // Later lookups of these properties in the same request need no provider call.
       for (const p of nodes) ctx.loaders.property.prime(p.id, p);

@@ -48,6 +48,8 @@ export interface SimulatorOptions {
   clock?: () => Date;
   /** Told about unexpected errors (answered with 500 internal_error). Default: console.error. */
   onError?: (error: unknown) => void;
+  /** Serve the /_control routes. Default true. */
+  control?: boolean;
 }
 
 export interface SimulatorStats {
@@ -452,25 +454,29 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     return c.json(state.setStatus(reference, 'cancelled', clock())! satisfies UpstreamBooking);
   });
 
-  app.post('/_control/bookings/:reference/status', async (c) => {
-    const reference = c.req.param('reference');
-    const { status } = await body(c, controlStatusSchema);
-    const booking = state.setStatus(reference, status, clock());
-    if (!booking) throw notFound(`no booking ${reference}`);
-    return c.json(booking);
-  });
-
   const reset = () => {
     state.reset();
     stats.reset();
   };
 
-  app.post('/_control/reset', (c) => {
-    reset();
-    return c.json({ status: 'ok' });
-  });
+  // The control routes change state no provider lets a client touch; a service running the
+  // simulator in-process in production leaves them out.
+  if (options.control ?? true) {
+    app.post('/_control/bookings/:reference/status', async (c) => {
+      const reference = c.req.param('reference');
+      const { status } = await body(c, controlStatusSchema);
+      const booking = state.setStatus(reference, status, clock());
+      if (!booking) throw notFound(`no booking ${reference}`);
+      return c.json(booking);
+    });
 
-  app.get('/_control/stats', (c) => c.json({ requests: stats.requests, by_route: stats.byRoute }));
+    app.post('/_control/reset', (c) => {
+      reset();
+      return c.json({ status: 'ok' });
+    });
+
+    app.get('/_control/stats', (c) => c.json({ requests: stats.requests, by_route: stats.byRoute }));
+  }
 
   let server: Server | undefined;
 

@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
 import type { Property, PropertySummary } from '../services/properties.js';
+import { UpstreamError } from '../services/errors.js';
 import type { CallOptions, UpstreamClient } from './client.js';
 import type { UpstreamProperty } from './protocol.js';
 
@@ -57,6 +58,8 @@ export class PropertyCatalog {
         { cursor, limit: query.pageSize ?? 500, updatedSince: query.updatedSince, includeRooms: query.includeRooms },
         options,
       );
+      // We only ever pass the provider's own cursors back; refusing one is the provider's fault.
+      if (!page) throw new UpstreamError('The inventory provider refused its own cursor');
       yield page.properties.map((p) => (query.includeRooms ? toProperty(p) : toSummary(p)));
       cursor = page.next_cursor ?? undefined;
     } while (cursor);

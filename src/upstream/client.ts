@@ -11,6 +11,8 @@ import {
 } from 'cockatiel';
 import type { Logger } from 'pino';
 import { Pool } from 'undici';
+import type { z } from 'zod';
+import { answers } from './answers.js';
 import { UpstreamError } from '../services/errors.js';
 import type {
   AvailabilityRequest,
@@ -28,8 +30,9 @@ import type {
 
 /**
  * The inventory provider over HTTP (undici keep-alive pool). Every call has a deadline, follows
- * the caller's AbortSignal and goes through one circuit breaker, so a dead provider fails fast;
- * idempotent reads are retried with jittered back-off. Any failure reaches callers as 502
+ * the caller's AbortSignal and (outside sandbox scenarios) goes through one circuit breaker, so a
+ * dead provider fails fast; idempotent calls are retried with jittered back-off. Answers are
+ * checked against the protocol before use. Any failure reaches callers as 502
  * UPSTREAM_ERROR; answers the protocol defines (404, 409) come back as values.
  */
 
@@ -58,6 +61,8 @@ interface Call {
   idempotent: boolean;
   /** Statuses that are answers, not failures. */
   expected?: number[];
+  /** The shape of a 2xx answer. */
+  answer: z.ZodType;
 }
 
 /** A failure of the provider itself (network, deadline, 5xx, nonsense), as opposed to an answer. */
@@ -77,6 +82,7 @@ export type BookOutcome =
 
 export class UpstreamClient {
   private readonly pool: Pool;
+  private readonly scenarioPool: Pool;
   private readonly breaker: CircuitBreakerPolicy;
   private readonly retry: RetryPolicy;
   private readonly options: UpstreamOptions;
@@ -93,6 +99,8 @@ export class UpstreamClient {
       keepAliveMaxTimeout: 60_000,
       connect: { timeout: Math.min(options.deadlines.content, 5_000) },
     });
+    // Sandbox scenario calls (forced errors and hangs) get a few connections of their own.
+    this.scenarioPool = new Pool(url.origin, { connections: 8, keepAliveTimeout: 10_000 });
     this.breaker = circuitBreaker(handleWhen((e) => e instanceof ProviderFault), {
       halfOpenAfter: options.breaker.cooldownMs,
       breaker: new ConsecutiveBreaker(options.breaker.threshold),
@@ -103,7 +111,8 @@ export class UpstreamClient {
     this.retry = retry(handleWhen((e) => e instanceof ProviderFault && e.retryable), {
       maxAttempts: 2,
       // Decorrelated jitter (cockatiel's default generator), so retries of many callers spread out.
-      backoff: new ExponentialBackoff({ initialDelay: 50, maxDelay: 400 }),
+      // Short waits: a call's deadline covers its retries, and a wait cannot be cut short.
+      backoff: new ExponentialBackoff({ initialDelay: 50, maxDelay: 200 }),
     });
   }
 
@@ -113,40 +122,50 @@ export class UpstreamClient {
     return (['closed', 'open', 'half_open', 'isolated'] as const)[this.breaker.state];
   }
 
-  listProperties(
+  /** A page of the catalog; null when the provider refuses the cursor (not one it issued). */
+  async listProperties(
     query: { cursor?: string | undefined; limit: number; updatedSince?: Date | undefined; includeRooms?: boolean },
     options: CallOptions = {},
-  ): Promise<PropertyPage> {
+  ): Promise<PropertyPage | null> {
     const params = new URLSearchParams({ limit: String(query.limit) });
     if (query.cursor) params.set('cursor', query.cursor);
     if (query.updatedSince) params.set('updated_since', query.updatedSince.toISOString());
     if (query.includeRooms) params.set('include', 'rooms');
-    return this.json({ method: 'GET', path: `/properties?${params}`, deadline: 'content', idempotent: true }, options);
+    const call: Call = {
+      method: 'GET',
+      path: `/properties?${params}`,
+      deadline: 'content',
+      idempotent: true,
+      expected: query.cursor ? [400] : [],
+      answer: answers.propertyPage,
+    };
+    const { status, body } = await this.send<PropertyPage>(call, options);
+    return status === 400 ? null : body;
   }
 
   async getProperty(id: number, options: CallOptions = {}): Promise<UpstreamProperty | null> {
-    const call: Call = { method: 'GET', path: `/properties/${id}`, deadline: 'content', idempotent: true, expected: [404] };
+    const call: Call = { method: 'GET', path: `/properties/${id}`, deadline: 'content', idempotent: true, expected: [404], answer: answers.property };
     const { status, body } = await this.send<UpstreamProperty>(call, options);
     return status === 404 ? null : body;
   }
 
   getProperties(ids: number[], options: CallOptions = {}): Promise<PropertyBatch> {
-    return this.json({ method: 'POST', path: '/properties/batch', body: { ids }, deadline: 'content', idempotent: true }, options);
+    return this.json({ method: 'POST', path: '/properties/batch', body: { ids }, deadline: 'content', idempotent: true, answer: answers.propertyBatch }, options);
   }
 
   availability(request: AvailabilityRequest, options: CallOptions = {}): Promise<AvailabilityResponse> {
-    return this.json({ method: 'POST', path: '/availability', body: request, deadline: 'search', idempotent: true }, options);
+    return this.json({ method: 'POST', path: '/availability', body: request, deadline: 'search', idempotent: true, answer: answers.availability }, options);
   }
 
   async priceCheck(request: PriceCheckRequest, options: CallOptions = {}): Promise<PriceCheckResponse | null> {
-    const call: Call = { method: 'POST', path: '/price-check', body: request, deadline: 'search', idempotent: true, expected: [404] };
+    const call: Call = { method: 'POST', path: '/price-check', body: request, deadline: 'search', idempotent: true, expected: [404], answer: answers.priceCheck };
     const { status, body } = await this.send<PriceCheckResponse>(call, options);
     return status === 404 ? null : body;
   }
 
   /** Idempotent on the reference, so a booking whose answer was lost can be sent again safely. */
   async book(request: BookRequest, options: CallOptions = {}): Promise<BookOutcome> {
-    const call: Call = { method: 'POST', path: '/bookings', body: request, deadline: 'booking', idempotent: true, expected: [404, 409] };
+    const call: Call = { method: 'POST', path: '/bookings', body: request, deadline: 'booking', idempotent: true, expected: [404, 409], answer: answers.booking };
     const { status, body } = await this.send<UpstreamBooking | UpstreamErrorBody>(call, options);
     if (status === 404) return { ok: false, reason: 'not_found' };
     if (status === 409) {
@@ -157,7 +176,7 @@ export class UpstreamClient {
   }
 
   async getBooking(reference: string, options: CallOptions = {}): Promise<UpstreamBooking | null> {
-    const call: Call = { method: 'GET', path: `/bookings/${encodeURIComponent(reference)}`, deadline: 'booking', idempotent: true, expected: [404] };
+    const call: Call = { method: 'GET', path: `/bookings/${encodeURIComponent(reference)}`, deadline: 'booking', idempotent: true, expected: [404], answer: answers.booking };
     const { status, body } = await this.send<UpstreamBooking>(call, options);
     return status === 404 ? null : body;
   }
@@ -170,6 +189,7 @@ export class UpstreamClient {
       deadline: 'booking',
       idempotent: true,
       expected: [404, 409],
+      answer: answers.booking,
     };
     const { status, body } = await this.send<UpstreamBooking>(call, options);
     if (status === 404) return null;
@@ -192,7 +212,7 @@ export class UpstreamClient {
   }
 
   async close(): Promise<void> {
-    await this.pool.destroy();
+    await Promise.all([this.pool.destroy(), this.scenarioPool.destroy()]);
   }
 
   private async json<T>(call: Call, options: CallOptions): Promise<T> {
@@ -201,18 +221,25 @@ export class UpstreamClient {
 
   /**
    * One logical call: a deadline across all attempts, retries for idempotent calls, the breaker
-   * around each attempt. Calls under a sandbox scenario skip both, so a partner forcing failures
-   * cannot open the circuit for everyone.
+   * around each attempt (so it counts attempts). Calls under a sandbox scenario skip both and use
+   * a pool of their own, so a partner forcing failures or hangs can neither open the circuit nor
+   * hold the connections everyone else needs.
    */
   private async send<T>(call: Call, options: CallOptions): Promise<{ status: number; body: T }> {
     const deadlineMs = this.options.deadlines[call.deadline];
-    const signals = [AbortSignal.timeout(deadlineMs)];
-    if (options.signal) signals.push(options.signal);
-    const signal = AbortSignal.any(signals);
-    const attempt = () => this.attempt<T>(call, options, signal, deadlineMs);
+    const deadline = AbortSignal.timeout(deadlineMs);
+    const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
     try {
-      if (options.scenario) return await attempt();
-      const guarded = () => this.breaker.execute(attempt);
+      if (options.scenario) return await this.attempt<T>(this.scenarioPool, call, options, signal, deadlineMs);
+      const guarded = () => {
+        // Past the deadline (say, after a back-off): give up here, outside the breaker, which
+        // must not count an attempt that was never sent.
+        if (signal.aborted) throw this.abortFault(options, deadlineMs);
+        // While the circuit is not closed, the caller leaving must not end the trial call: the
+        // breaker would take that as a success. The trial runs to its own deadline.
+        const trial = this.breaker.state === CircuitState.Closed ? signal : deadline;
+        return this.breaker.execute(() => this.attempt<T>(this.pool, call, options, trial, deadlineMs));
+      };
       return call.idempotent ? await this.retry.execute(guarded, signal) : await guarded();
     } catch (error) {
       if (error instanceof BrokenCircuitError) {
@@ -226,7 +253,7 @@ export class UpstreamClient {
     }
   }
 
-  private async attempt<T>(call: Call, options: CallOptions, signal: AbortSignal, deadlineMs: number) {
+  private async attempt<T>(pool: Pool, call: Call, options: CallOptions, signal: AbortSignal, deadlineMs: number) {
     if (signal.aborted) throw this.abortFault(options, deadlineMs);
     this.calls++;
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -234,7 +261,7 @@ export class UpstreamClient {
     if (options.scenario) headers['x-test-scenario'] = options.scenario;
     let res;
     try {
-      res = await this.pool.request({
+      res = await pool.request({
         method: call.method,
         path: this.basePath + call.path,
         headers,
@@ -245,6 +272,10 @@ export class UpstreamClient {
       if (signal.aborted) throw this.abortFault(options, deadlineMs);
       throw new ProviderFault(`network: ${(error as Error).message}`, true);
     }
+    if (res.statusCode >= 500) {
+      await res.body.dump().catch(() => undefined);
+      throw new ProviderFault(`status ${res.statusCode}`, true);
+    }
     let body: unknown;
     try {
       body = await res.body.json();
@@ -252,14 +283,18 @@ export class UpstreamClient {
       if (signal.aborted) throw this.abortFault(options, deadlineMs);
       throw new ProviderFault(`unreadable answer (${res.statusCode}): ${(error as Error).message}`, false);
     }
-    if (res.statusCode >= 500) throw new ProviderFault(`status ${res.statusCode}`, true);
     if (res.statusCode >= 300 && !call.expected?.includes(res.statusCode)) {
       // A 4xx we did not expect means our request was wrong, not that the provider is down, so it
-      // neither counts against the circuit nor is retried.
+      // is not retried (the breaker sees the provider answering).
       this.options.logger.error({ path: call.path.split('?')[0], status: res.statusCode, body }, 'upstream refused a request');
       throw new UpstreamError('The inventory provider refused the request');
     }
-    return { status: res.statusCode, body: body as T };
+    const schema = res.statusCode < 300 ? call.answer : answers.error;
+    const parsed = schema.safeParse(body);
+    if (!parsed.success) {
+      throw new ProviderFault(`answer (${res.statusCode}) does not fit the protocol: ${parsed.error.issues[0]?.message ?? ''}`, false);
+    }
+    return { status: res.statusCode, body: parsed.data as T };
   }
 
   private abortFault(options: CallOptions, deadlineMs: number): Error {
