@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { searchRules } from '../src/services/search.js';
 
 /**
  * Query and path parameters arrive as strings (a repeated one as an array). These wrap the
@@ -18,7 +19,7 @@ export const idParam = z
   .string()
   .regex(/^\d{1,10}$/, 'an integer id')
   .transform(Number)
-  .pipe(z.int().positive('an integer id').max(2_147_483_647));
+  .pipe(searchRules.propertyId);
 
 /** A parameter that may be repeated (`?a=1&a=2`) or comma-separated (`?a=1,2`). */
 export function listParam<T extends z.ZodType<unknown, string>>(item: T, options: { commas: boolean }) {

@@ -59,7 +59,7 @@ export const searchRules = {
   childrenAges: z.array(z.int().min(0).max(17)).max(MAX_ROOMS * 6),
   rooms: z.int().min(1).max(MAX_ROOMS),
   occupancy: z.array(occupancyString).min(1).max(MAX_ROOMS),
-  /** The same list left as text, for validators that keep the raw value (GraphQL arguments). */
+  /** The same rule typed as text: a GraphQL argument validator must output the argument's own type. */
   occupancyText: z.array(occupancyText).min(1).max(MAX_ROOMS),
   currency: currencySchema,
   propertyIds: z.array(z.int().positive().max(2_147_483_647)).min(1).max(100),
