@@ -77,7 +77,12 @@ export class TokenSigner {
   ): Promise<z.infer<T> & { jti: string; exp?: number | undefined; iat: number }> {
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], currentDate: options.now }));
+      ({ payload } = await jwtVerify(token, this.key, {
+        algorithms: ['HS256'],
+        currentDate: options.now,
+        // Every kind but the v2 retrieve link expires; a token of such a kind without `exp` is not ours.
+        requiredClaims: kind === 'v2_retrieve' ? [] : ['exp'],
+      }));
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) {
         // Expired but genuine: still say "wrong type" before "expired" when it is not this flow's token.
