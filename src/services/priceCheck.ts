@@ -1,9 +1,9 @@
 import { callOptions, principalOf, type RequestContext } from '../context.js';
 import { freeCancellationBefore } from './cancellation.js';
 import { InvalidTokenError, TokenExpiredError } from './errors.js';
-import { amountToNumber, convertFromKrw } from './money.js';
+import { amountToNumber } from './money.js';
 import { findRoomType, getProperty, type CancellationPolicyType } from './properties.js';
-import { inclusive, type Pricing } from './search.js';
+import { pricingOf, type Pricing } from './search.js';
 import { offerClaims, TokenError, type OfferClaims } from './tokens.js';
 
 /**
@@ -57,29 +57,20 @@ export async function priceCheck(ctx: RequestContext, token: string): Promise<Pr
   const plan = findRoomType(property, offer.roomtype_id).ratePlans.find((p) => p.id === offer.rateplan_id);
   if (!plan) return { status: 'sold_out', pricing: null, cancellationPolicy: null, bookToken: null, expiresAt: null };
 
-  const currency = offer.currency;
-  const billableInclusive = inclusive(checked.rate);
-  const billableExclusive = BigInt(checked.rate.total_base);
+  const pricing = pricingOf(checked.rate, offer.currency);
   const expiresAt = new Date(now.getTime() + BOOK_TOKEN_TTL_SECONDS * 1000);
   const bookToken = await ctx.deps.tokens.sign(
     'book',
     {
       ...stripRegistered(offer),
-      total_inclusive: amountToNumber(billableInclusive),
-      total_exclusive: amountToNumber(billableExclusive),
+      total_inclusive: amountToNumber(pricing.billableInclusive),
+      total_exclusive: amountToNumber(pricing.billableExclusive),
     },
     { now, ttlSeconds: BOOK_TOKEN_TTL_SECONDS },
   );
   return {
     status: checked.status,
-    pricing: {
-      requestCurrency: currency,
-      billableCurrency: 'KRW',
-      inclusive: convertFromKrw(billableInclusive, currency),
-      exclusive: convertFromKrw(billableExclusive, currency),
-      billableInclusive,
-      billableExclusive,
-    },
+    pricing,
     cancellationPolicy: {
       type: plan.cancellationPolicy,
       freeCancellationBefore: freeCancellationBefore(plan.cancellationPolicy, offer.checkin, property.timezone),

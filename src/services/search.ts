@@ -444,8 +444,7 @@ async function offer(
 ): Promise<RateOffer> {
   const rooms = BigInt(stay.occupancy.length);
   const bookable = rate.available_rooms >= stay.occupancy.length;
-  const billableInclusive = inclusive(rate);
-  const billableExclusive = BigInt(rate.total_base);
+  const pricing = pricingOf(rate, currency);
   let priceCheckToken: string | null = null;
   let expiresAt: Date | null = null;
   if (withToken && bookable) {
@@ -462,8 +461,8 @@ async function offer(
         checkout: stay.checkout,
         occupancy: stay.occupancy,
         currency,
-        total_inclusive: amountToNumber(billableInclusive),
-        total_exclusive: amountToNumber(billableExclusive),
+        total_inclusive: amountToNumber(pricing.billableInclusive),
+        total_exclusive: amountToNumber(pricing.billableExclusive),
       },
       { now, ttlSeconds: PRICE_CHECK_TTL_SECONDS },
     );
@@ -480,14 +479,7 @@ async function offer(
     },
     availableRooms: rate.available_rooms,
     bookable,
-    pricing: {
-      requestCurrency: currency,
-      billableCurrency: 'KRW',
-      inclusive: convertFromKrw(billableInclusive, currency),
-      exclusive: convertFromKrw(billableExclusive, currency),
-      billableInclusive,
-      billableExclusive,
-    },
+    pricing,
     nightly: rate.nights.map((n) => ({
       date: n.date,
       baseRate: convertFromKrw(BigInt(n.base) * rooms, currency),
@@ -495,6 +487,20 @@ async function offer(
     })),
     priceCheckToken,
     expiresAt,
+  };
+}
+
+/** A provider rate's totals: in the request currency, and in KRW as billed. */
+export function pricingOf(rate: UpstreamRate, currency: Currency): Pricing {
+  const billableInclusive = inclusive(rate);
+  const billableExclusive = BigInt(rate.total_base);
+  return {
+    requestCurrency: currency,
+    billableCurrency: 'KRW',
+    inclusive: convertFromKrw(billableInclusive, currency),
+    exclusive: convertFromKrw(billableExclusive, currency),
+    billableInclusive,
+    billableExclusive,
   };
 }
 
