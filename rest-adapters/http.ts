@@ -138,12 +138,17 @@ export function router(): OpenAPIHono<HttpEnv> {
  * A documented route that needs `scope`: declares the security requirement in the OpenAPI
  * document and enforces it with requireScope, so the document and the check cannot disagree.
  */
-export function scopedRoute<const R extends Omit<RouteConfig, 'security' | 'middleware'>>(scope: Scope, route: R) {
+export function scopedRoute<const R extends Omit<RouteConfig, 'security' | 'middleware'>>(
+  scope: Scope,
+  route: R,
+  /** Middleware that runs after the scope check (Idempotency-Key). */
+  after: MiddlewareHandler<HttpEnv>[] = [],
+) {
   const scoped = {
     ...route,
     security: [{ ApiKeyAuth: [] }, { OAuth2: [scope] }],
-    middleware: requireScope(scope),
+    middleware: [requireScope(scope), ...after],
     'x-required-scope': scope,
   };
-  return createRoute(scoped as unknown as R & Pick<RouteConfig, 'security'> & { middleware: MiddlewareHandler<HttpEnv> });
+  return createRoute(scoped as unknown as R & Pick<RouteConfig, 'security'> & { middleware: MiddlewareHandler<HttpEnv>[] });
 }

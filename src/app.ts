@@ -20,6 +20,8 @@ import { createGraphQL, type Yoga } from './graphql.js';
 import { authenticate, createCredentialCache, type Principal } from './services/auth.js';
 import { AppError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError } from './services/errors.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
+import { runBookingSync } from './services/bookingSync.js';
+import { purgeExpired } from './services/idempotency.js';
 import { createRateLimiter } from './services/rateLimits.js';
 import { TokenSigner } from './services/tokens.js';
 import { startSimulator } from './simulator/server.js';
@@ -122,6 +124,19 @@ export async function createService(
   let server: ServerType | undefined;
   let wss: WebSocketServer | undefined;
 
+  // Bookings follow the provider (confirmations, stays, no-shows), overdue pending ones are
+  // cancelled, and expired Idempotency-Keys dropped. One pass at a time per instance; passes of
+  // several instances may overlap safely (every change is a conditional update).
+  let syncing: Promise<unknown> | undefined;
+  const syncTimer =
+    config.bookings.syncIntervalMs > 0
+      ? setInterval(() => {
+          syncing ??= Promise.all([runBookingSync(deps), purgeExpired(deps)])
+            .catch((error: unknown) => logger.error({ err: error }, 'booking sync failed'))
+            .finally(() => (syncing = undefined));
+        }, config.bookings.syncIntervalMs).unref()
+      : undefined;
+
   const service: ChannelService = {
     deps,
     yoga,
@@ -159,6 +174,8 @@ export async function createService(
         clearTimeout(timer);
       }
       wss?.close();
+      clearInterval(syncTimer);
+      await syncing;
       await yoga.dispose();
       await upstream.close();
       await simulator?.close();

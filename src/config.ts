@@ -32,6 +32,10 @@ const envSchema = z.object({
   UPSTREAM_CONNECTIONS: z.coerce.number().int().positive().default(64),
   /** How long a credential found valid is trusted without a database lookup (0: always look up). */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  /** A pending booking the provider has not confirmed this long after booking is cancelled (capped at check-in). */
+  PENDING_DEADLINE_MINUTES: z.coerce.number().int().positive().max(7 * 24 * 60).default(24 * 60),
+  /** How often bookings are compared with the provider and overdue pending ones cancelled; 0: never. */
+  BOOKING_SYNC_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
   /** Property content kept in memory: entries and time to live. */
   CONTENT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   CONTENT_CACHE_TTL_MS: z.coerce.number().int().positive().default(300_000),
@@ -78,6 +82,7 @@ export type Config = Readonly<{
   };
   contentCache: { size: number; ttlMs: number };
   authCacheTtlMs: number;
+  bookings: { pendingDeadlineMinutes: number; syncIntervalMs: number };
   simulator: { seed: number; size: number; volatility: number; port: number; host: string };
   tokenSigningSecret: string | undefined;
   trustedProxies: readonly string[];
@@ -122,6 +127,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     contentCache: { size: e.CONTENT_CACHE_SIZE, ttlMs: e.CONTENT_CACHE_TTL_MS },
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+    bookings: { pendingDeadlineMinutes: e.PENDING_DEADLINE_MINUTES, syncIntervalMs: e.BOOKING_SYNC_INTERVAL_MS },
     simulator: {
       seed: e.SIMULATOR_SEED,
       size: e.SIMULATOR_SIZE,

@@ -9,6 +9,8 @@ import { PREFIX } from '../../src/services/secrets.js';
 import { ok } from '../envelope.js';
 import { isLoopback, router, type HttpEnv } from '../http.js';
 import { toWire as channelToWire } from '../v1/channels.js';
+import { reportStatus, runBookingSync } from '../../src/services/bookingSync.js';
+import { toBookingRecord } from '../../src/services/bookings.js';
 
 /**
  * The operator API under /admin/v1, used by `npm run admin`. Not part of the partner contract:
@@ -56,6 +58,15 @@ export function adminRoutes(deps: AppDeps): OpenAPIHono<HttpEnv> {
     deps.credentials?.clear();
     return ok(c, result);
   });
+
+  // A status the property reports (booking:status), through the state machine, with its events.
+  app.openapi(bookingStatus, async (c) => {
+    const booking = await reportStatus(deps, c.req.valid('param').id, c.req.valid('json').status);
+    return ok(c, toBookingRecord(booking));
+  });
+
+  // One pass of the provider sync and pending-deadline sweep (booking:sync).
+  app.openapi(bookingSync, async (c) => ok(c, await runBookingSync(deps)));
   return app;
 }
 
@@ -115,6 +126,21 @@ const topUp = createRoute({
     params: idParam,
     ...json(z.object({ amount: positiveAmount, reference: z.string().trim().min(1).max(200).optional() }).strict()),
   },
+  responses: { 200: anyJson },
+});
+
+export const REPORTABLE_STATUSES = ['confirmed', 'failed', 'checked_in', 'checked_out', 'no_show'] as const;
+
+const bookingStatus = createRoute({
+  method: 'post',
+  path: '/bookings/{id}/status',
+  request: { params: idParam, ...json(z.object({ status: z.enum(REPORTABLE_STATUSES) }).strict()) },
+  responses: { 200: anyJson },
+});
+
+const bookingSync = createRoute({
+  method: 'post',
+  path: '/bookings/sync',
   responses: { 200: anyJson },
 });
 

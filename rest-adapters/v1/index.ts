@@ -3,6 +3,7 @@ import { SCOPES } from '../../src/services/scopes.js';
 import type { AppDeps } from '../../src/context.js';
 import { authContext, router, type HttpEnv } from '../http.js';
 import { tokenRoute } from '../oauth/token.js';
+import { bookingRoutes } from './bookings.js';
 import { channelRoutes } from './channels.js';
 import { contentRoutes } from './content.js';
 import { propertyRoutes } from './properties.js';
@@ -46,5 +47,6 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   propertyRoutes(app);
   contentRoutes(app);
   searchRoutes(app);
+  bookingRoutes(app);
   return app;
 }

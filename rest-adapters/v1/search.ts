@@ -23,7 +23,7 @@ import { idParam, intParam, listParam, numberParam } from '../params.js';
  * in KRW, shown as billable amounts.
  */
 
-const Pagination = z
+export const Pagination = z
   .object({ total: z.int(), page: z.int(), per_page: z.int(), total_pages: z.int(), has_next: z.boolean() })
   .openapi('Pagination');
 
@@ -72,7 +72,7 @@ const PricingWire = z
   })
   .openapi('Pricing');
 
-const CancellationPolicyWire = z
+export const CancellationPolicyWire = z
   .object({
     type: z.enum(['flexible', 'moderate', 'strict', 'non_refundable']),
     free_cancellation_before: z.iso.datetime().nullable(),

@@ -47,6 +47,20 @@ const COMMANDS: Record<string, Command> = {
       body: { amount: o.amount, reference: o.reference },
     }),
   },
+  'booking:status': {
+    usage: '--id ID --to confirmed|failed|checked_in|checked_out|no_show',
+    options: { id: { required: true }, to: { required: true } },
+    request: (o) => ({
+      method: 'POST',
+      path: `/admin/v1/bookings/${encodeURIComponent(o.id!)}/status`,
+      body: { status: o.to },
+    }),
+  },
+  'booking:sync': {
+    usage: '(compare bookings with the provider now; cancel overdue pending ones)',
+    options: {},
+    request: () => ({ method: 'POST', path: '/admin/v1/bookings/sync' }),
+  },
   'app:suspend': appCommand('suspend'),
   'app:resume': appCommand('resume'),
   'key:rotate': appCommand('rotate-key'),

@@ -100,3 +100,10 @@ function once(fn: () => Promise<void>): () => Promise<void> {
   let done: Promise<void> | undefined;
   return () => (done ??= fn());
 }
+
+/**
+ * Options of every interactive transaction: the embedded database runs one transaction at a time,
+ * so under a burst (fifty bookings at once) a transaction may wait its turn well past Prisma's
+ * 2 s default before it starts.
+ */
+export const TRANSACTION_OPTIONS = { maxWait: 20_000, timeout: 20_000 } as const;

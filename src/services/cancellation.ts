@@ -46,3 +46,28 @@ function offsetMs(timezone: string, at: Date): number {
   const minutes = Number(match[2]) * 60 + Number(match[3]);
   return (match[1] === '-' ? -1 : 1) * minutes * 60_000;
 }
+
+export interface CancellationCharges {
+  /** What the channel forfeits, in the booking's currency. */
+  fee: bigint;
+  /** What comes back: total - fee. */
+  refund: bigint;
+  freeCancellationBefore: Date | null;
+}
+
+/**
+ * The one fee rule (spec §2.6, DECISIONS.md), used by the v1 preview and cancel, the v2 cancel
+ * and automatic cancellations: free before the policy's deadline, then the penalty share of the
+ * total (rounded down, so a fraction of a unit is never charged); non_refundable: always 100 %.
+ * `waived` (a pending booking the provider never confirmed in time) refunds everything.
+ */
+export function cancellationCharges(
+  booking: { cancellationPolicy: CancellationPolicyType; totalAmount: bigint; checkin: string; timezone: string },
+  at: Date,
+  options: { waived?: boolean } = {},
+): CancellationCharges {
+  const freeBefore = freeCancellationBefore(booking.cancellationPolicy, booking.checkin, booking.timezone);
+  const free = options.waived || (freeBefore !== null && at.getTime() < freeBefore.getTime());
+  const fee = free ? 0n : (booking.totalAmount * BigInt(PENALTY_PERCENT[booking.cancellationPolicy])) / 100n;
+  return { fee, refund: booking.totalAmount - fee, freeCancellationBefore: freeBefore };
+}

@@ -63,6 +63,13 @@ export class ConflictError extends AppError {
   }
 }
 
+/** A well-formed request the current state refuses (a used, invalid or expired book_token). */
+export class UnprocessableError extends AppError {
+  constructor(code: string, message: string, details: ErrorDetails = null) {
+    super(422, code, message, details);
+  }
+}
+
 /** A flow token (price-check, book, v2 link) that is malformed, altered, of another kind or channel. */
 export class InvalidTokenError extends AppError {
   constructor(message = 'The token is not valid; search again for a new one') {

@@ -2,7 +2,19 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { AppError } from './errors.js';
 import type { Amount } from './money.js';
 
-export type LedgerKind = 'opening_balance' | 'top_up';
+/**
+ * Why the balance moved. With `reference` (a booking id for the booking kinds) unique per kind,
+ * a booking is charged, given back and refunded at most once each.
+ */
+export type LedgerKind =
+  | 'opening_balance'
+  | 'top_up'
+  /** A booking's price, debited when it is made (production). */
+  | 'booking_charge'
+  /** The charge given back because the provider booked nothing. */
+  | 'booking_void'
+  /** The refund of a cancelled (or failed) booking: total minus the cancellation fee. */
+  | 'booking_refund';
 
 export class InsufficientBalanceError extends AppError {
   constructor(required: Amount, available: Amount) {

@@ -29,7 +29,8 @@ export interface GraphQLResult {
 
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'channel-test-'));
-  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0' };
+  // No background booking sync: tests run it when they mean to (runBookingSync).
+  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', BOOKING_SYNC_INTERVAL_MS: '0' };
   if (process.env.DATABASE_URL) {
     env.DATABASE_URL = process.env.DATABASE_URL;
     env.DATABASE_SCHEMA = `t_${randomBytes(6).toString('hex')}`;
@@ -49,10 +50,13 @@ export async function cleanupEnv(env: Record<string, string>): Promise<void> {
   }
 }
 
-export async function startTestService(overrides: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(
+  overrides: Record<string, string> = {},
+  options: { clock?: () => Date } = {},
+): Promise<TestService> {
   const env = testEnv(overrides);
   const config = loadConfig(env);
-  const service = await createService(config);
+  const service = await createService(config, options);
   // A loopback address of its own, so per-address limits of files sharing Redis do not collide.
   const ownIp = `127.${randomInt(1, 255)}.${randomInt(1, 255)}.${randomInt(1, 255)}`;
 

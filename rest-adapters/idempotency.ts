@@ -1,0 +1,50 @@
+import type { MiddlewareHandler } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { principalOf } from '../src/context.js';
+import { claim, fingerprintOf, settle } from '../src/services/idempotency.js';
+import { meta } from './envelope.js';
+import type { HttpEnv } from './http.js';
+
+/**
+ * The `Idempotency-Key` header on a REST route (DECISIONS.md). Runs after the credential and
+ * scope checks: the first response (status below 500) is kept and given again, with fresh `meta`
+ * and `Idempotent-Replayed: true`, to the same key with the same method, path and body.
+ */
+export function idempotency(): MiddlewareHandler<HttpEnv> {
+  return async (c, next) => {
+    const key = c.req.header('idempotency-key');
+    if (key === undefined) return next();
+    const ctx = c.get('ctx');
+    const { channelId } = principalOf(ctx);
+    const text = await c.req.text();
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      // Not JSON: the raw text is the fingerprint; the route's validation answers 400.
+    }
+    const fingerprint = fingerprintOf([c.req.method, c.req.path, body]);
+    // A claim held longer than a booking call can take belongs to a process that stopped.
+    const staleMs = ctx.deps.config.upstream.bookingTimeoutMs * 2 + 30_000;
+    const claimed = await claim(ctx.deps, channelId, key, fingerprint, staleMs);
+    if (claimed.kind === 'replay') {
+      c.header('Idempotent-Replayed', 'true');
+      const stored = claimed.response.body as Record<string, unknown>;
+      return c.json({ ...stored, meta: meta(c) }, claimed.response.status as ContentfulStatusCode);
+    }
+    try {
+      await next();
+    } catch (error) {
+      await settle(ctx.deps, channelId, key, { status: 500, body: null });
+      throw error;
+    }
+    // Hono has already turned a thrown error into c.res, so both outcomes are here.
+    const status = c.res.status;
+    let stored: unknown = null;
+    if (status < 500) {
+      const { meta: _meta, ...rest } = (await c.res.clone().json()) as Record<string, unknown>;
+      stored = rest;
+    }
+    await settle(ctx.deps, channelId, key, { status, body: stored });
+  };
+}

@@ -1,0 +1,166 @@
+import type { AppDeps } from '../context.js';
+import type { Booking } from '../generated/prisma/client.js';
+import type { UpstreamBooking } from '../upstream/protocol.js';
+import { pathTo, REPORTED, type BookingStatus, type Trigger } from './bookingStates.js';
+import {
+  applyReported,
+  cancelAtProvider,
+  completeCancel,
+  failPending,
+  revertCancel,
+  settleCreation,
+  voidAttempt,
+} from './bookings.js';
+import { ConflictError, NotFoundError, UpstreamError } from './errors.js';
+
+/**
+ * Keeps bookings and the provider in agreement, and applies what the property reports:
+ *   - pending bookings past their payment deadline are cancelled at the provider, then here, with
+ *     everything refunded;
+ *   - a creation or cancellation cut short by a crash (`processing`, `cancelling` older than the
+ *     provider's booking deadline) is settled from the provider's view;
+ *   - void attempts the provider may still hold are cancelled there;
+ *   - live bookings take the statuses the provider reports (confirmed, failed, checked in, checked
+ *     out, no-show, cancelled), each through the state machine with its events.
+ * Every step is a conditional update, so several instances may run it at once. The service runs
+ * it every BOOKING_SYNC_INTERVAL_MS; tests and operators call runOnce.
+ */
+
+export interface SyncReport {
+  expired: number;
+  settled: number;
+  cleaned: number;
+  moved: number;
+  failures: number;
+}
+
+const BATCH = 200;
+const PARALLEL = 8;
+
+export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
+  const report: SyncReport = { expired: 0, settled: 0, cleaned: 0, moved: 0, failures: 0 };
+  const { prisma } = deps.db;
+  const now = deps.clock();
+  const stale = new Date(now.getTime() - deps.config.upstream.bookingTimeoutMs - 30_000);
+
+  const overdue = await prisma.booking.findMany({
+    where: { status: 'pending', paymentDeadline: { lte: now } },
+    orderBy: { paymentDeadline: 'asc' },
+    take: BATCH,
+  });
+  await each(deps, overdue, report, async (booking) => {
+    // Cancel at the provider first: a booking it confirmed meanwhile must not stay confirmed there
+    // while it is cancelled here. If it cannot be told now, the next run tries again.
+    if (!(await cancelAtProvider(deps, booking.id))) {
+      await syncOne(deps, booking);
+      return;
+    }
+    await completeCancel(deps, booking, now, { waived: true, trigger: 'payment_deadline' });
+    report.expired++;
+  });
+
+  const stuck = await prisma.booking.findMany({
+    where: { OR: [{ status: 'processing', createdAt: { lt: stale } }, { status: 'cancelling', updatedAt: { lt: stale } }] },
+    take: BATCH,
+  });
+  await each(deps, stuck, report, async (booking) => {
+    const provider = await deps.upstream.getBooking(booking.id);
+    if (booking.status === 'processing') {
+      // No answer was given for it (the process stopped): the provider's view decides.
+      if (provider) await settleCreation(deps, booking, provider);
+      else await voidAttempt(deps, booking, false);
+    } else if (provider?.status === 'cancelled' || provider === null) {
+      await completeCancel(deps, booking, booking.cancelRequestedAt ?? now);
+    } else {
+      await revertCancel(deps, booking);
+    }
+    report.settled++;
+  });
+
+  const leftovers = await prisma.booking.findMany({ where: { status: 'void', upstreamCleanup: true }, take: BATCH });
+  await each(deps, leftovers, report, async (booking) => {
+    if (!(await cancelAtProvider(deps, booking.id))) return;
+    await prisma.booking.updateMany({ where: { id: booking.id, upstreamCleanup: true }, data: { upstreamCleanup: false } });
+    report.cleaned++;
+  });
+
+  const live = await prisma.booking.findMany({
+    where: { status: { in: ['pending', 'confirmed', 'checked_in'] } },
+    orderBy: [{ syncedAt: { sort: 'asc', nulls: 'first' } }, { id: 'asc' }],
+    take: BATCH,
+  });
+  await each(deps, live, report, async (booking) => {
+    report.moved += await syncOne(deps, booking);
+  });
+  return report;
+}
+
+/** Applies the provider's status of one booking; the number of transitions made. */
+export async function syncOne(deps: AppDeps, booking: Booking): Promise<number> {
+  const provider = await deps.upstream.getBooking(booking.id);
+  if (!provider) {
+    deps.logger.warn({ booking: booking.id }, 'the provider does not know a live booking');
+    return 0;
+  }
+  const moved = await applyProviderStatus(deps, booking, provider.status, provider);
+  await deps.db.prisma.booking.updateMany({ where: { id: booking.id }, data: { syncedAt: deps.clock() } });
+  return moved;
+}
+
+/**
+ * Takes `booking` to `status` along the state machine's table, one transition (and its events)
+ * at a time. Returns the number of transitions; a status the table cannot reach is refused.
+ */
+export async function applyProviderStatus(
+  deps: AppDeps,
+  booking: Booking,
+  status: BookingStatus,
+  provider?: UpstreamBooking,
+): Promise<number> {
+  const path = pathTo(booking.status, status);
+  if (path === null) throw new ConflictError('INVALID_TRANSITION', `A booking that is ${booking.status} cannot become ${status}`, { from: booking.status, to: status });
+  let current: Booking | null = booking;
+  let moved = 0;
+  for (const trigger of path) {
+    current = await step(deps, current, trigger, provider);
+    if (!current) throw new ConflictError('BOOKING_CHANGED', 'The booking changed meanwhile; read it and retry');
+    moved++;
+  }
+  return moved;
+}
+
+async function step(deps: AppDeps, booking: Booking, trigger: Trigger, provider?: UpstreamBooking): Promise<Booking | null> {
+  if (trigger === 'cancelled') {
+    const at = booking.cancelRequestedAt ?? (provider?.cancelled_at ? new Date(provider.cancelled_at) : deps.clock());
+    const done = await completeCancel(deps, booking, at);
+    return done.status === 'cancelled' ? done : null;
+  }
+  if (trigger === 'provider_failed') return failPending(deps, booking);
+  return applyReported(deps, booking, trigger);
+}
+
+/** The operator's `booking:status`: a status the property reports, with its events. */
+export async function reportStatus(deps: AppDeps, id: string, status: BookingStatus): Promise<Booking> {
+  const booking = /^[0-9a-f-]{36}$/i.test(id) ? await deps.db.prisma.booking.findUnique({ where: { id } }) : null;
+  if (!booking || booking.status === 'processing' || booking.status === 'void') throw new NotFoundError(`Booking ${id} was not found`);
+  if (!(status in REPORTED) || status === 'cancelled') {
+    throw new ConflictError('INVALID_TRANSITION', `A property cannot report ${status}`, { from: booking.status, to: status });
+  }
+  await applyProviderStatus(deps, booking, status);
+  return deps.db.prisma.booking.findUniqueOrThrow({ where: { id } });
+}
+
+/** Runs fn over the rows a few at a time; one booking failing is logged and counted, not fatal. */
+async function each(deps: AppDeps, rows: Booking[], report: SyncReport, fn: (booking: Booking) => Promise<void>): Promise<void> {
+  for (let i = 0; i < rows.length; i += PARALLEL) {
+    await Promise.all(
+      rows.slice(i, i + PARALLEL).map((booking) =>
+        fn(booking).catch((error: unknown) => {
+          report.failures++;
+          const expected = error instanceof UpstreamError || error instanceof ConflictError;
+          deps.logger[expected ? 'warn' : 'error']({ err: error, booking: booking.id }, 'booking sync step failed');
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,658 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { principalOf, type AppDeps, type RequestContext } from '../context.js';
+import { TRANSACTION_OPTIONS } from '../db/client.js';
+import { Prisma, type Booking } from '../generated/prisma/client.js';
+import type { RoomOccupancy, Scenario, UpstreamBooking } from '../upstream/protocol.js';
+import { transition, isVisible, VISIBLE_STATUSES, type BookingEventType, type BookingStatus, type Trigger, type VisibleStatus } from './bookingStates.js';
+import { cancellationCharges, checkinInstant, type CancellationCharges } from './cancellation.js';
+import { ConflictError, NotFoundError, UnprocessableError, UpstreamError, ValidationError } from './errors.js';
+import { post } from './ledger.js';
+import { convertFromKrw, positiveAmount, type Amount } from './money.js';
+import { getProperty, type CancellationPolicyType } from './properties.js';
+import { partySize } from './search.js';
+import { offerClaims, TokenError, type OfferClaims } from './tokens.js';
+
+/**
+ * Bookings (spec §3.1, §4.5): create from a book_token, read, modify, preview and cancel. REST v1,
+ * v2 and GraphQL all come here. Money moves only through the ledger, statuses only through the
+ * state machine (bookingStates.ts), and every change writes its events in the same transaction.
+ *
+ * Creating a booking takes three steps, so that the provider failing leaves nothing behind and a
+ * booking the provider made is never lost (docs/decisions.md, "Booking creation"):
+ *   1. one transaction: the row (status `processing`, the token's jti unique, so a token books
+ *      once) and, in production, the charge;
+ *   2. the provider booking, idempotent on the booking id;
+ *   3. one transaction: `confirmed` or `pending` with its events; or, when the provider refused or
+ *      failed, `void` with the charge given back (and, after a failure, the provider told to
+ *      cancel whatever it may hold).
+ * A crash between the steps leaves a `processing` row the sweeper (bookingSync.ts) settles by
+ * asking the provider.
+ */
+
+export type { Booking };
+
+// ---------------------------------------------------------------------------------------------
+// Input rules, written once; REST (snake_case) and GraphQL (camelCase) build their schemas from them.
+
+export const bookingRules = {
+  bookToken: z.string().min(1, 'must not be empty').max(4096),
+  bookerName: z.string().trim().min(1, 'must not be empty').max(200),
+  email: z.email('an e-mail address').max(254),
+  personName: z.string().trim().min(1, 'must not be empty').max(100),
+  phone: z
+    .string()
+    .trim()
+    .regex(/^\+?[0-9][0-9 ()-]{3,29}$/, 'a phone number: digits, spaces, dashes or brackets, optionally after +'),
+  country: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z]{2}$/, 'an ISO 3166-1 alpha-2 country code')
+    .transform((s) => s.toUpperCase()),
+  guestsAdult: z.int().min(1).max(64),
+  guestsChild: z.int().min(0).max(64),
+  displayName: z.string().trim().min(1, 'must not be empty').max(200),
+  specialRequests: z.string().max(500, 'at most 500 characters'),
+  saleAmount: positiveAmount,
+  channelBookingNumber: z.string().trim().min(1, 'must not be empty').max(100),
+};
+
+export interface GuestDetails {
+  bookerName?: string | undefined;
+  bookerEmail?: string | null | undefined;
+  guestFirstName?: string | null | undefined;
+  guestLastName?: string | null | undefined;
+  guestPhone?: string | null | undefined;
+  guestCountry?: string | null | undefined;
+  specialRequests?: string | null | undefined;
+}
+
+export interface CreateBookingInput extends GuestDetails {
+  bookToken: string;
+  bookerName: string;
+  guestsAdult?: number | undefined;
+  guestsChild?: number | undefined;
+  propertyName?: string | undefined;
+  roomType?: string | undefined;
+  ratePlan?: string | undefined;
+  saleAmount?: Amount | undefined;
+  channelBookingNumber?: string | undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors of the flow
+
+export class BookTokenError extends UnprocessableError {}
+
+export class SoldOutError extends ConflictError {
+  constructor() {
+    super('SOLD_OUT', 'The room is no longer available for these dates; search again');
+  }
+}
+
+export class PriceChangedError extends ConflictError {
+  constructor() {
+    super('PRICE_CHANGED', 'The provider no longer offers this price; run the price check again for a new book_token');
+  }
+}
+
+export class AlreadyCancelledError extends ConflictError {
+  constructor(id: string, status: BookingStatus) {
+    super(
+      'BOOKING_ALREADY_CANCELLED',
+      status === 'cancelling' ? 'The booking is being cancelled' : 'The booking is already cancelled',
+      { booking_id: id, status },
+    );
+  }
+}
+
+export class NotCancellableError extends ConflictError {
+  constructor(id: string, status: BookingStatus) {
+    super('BOOKING_NOT_CANCELLABLE', `A booking that is ${status} cannot be cancelled`, { booking_id: id, status });
+  }
+}
+
+export class NotModifiableError extends ConflictError {
+  constructor(id: string, message: string, status: BookingStatus) {
+    super('BOOKING_NOT_MODIFIABLE', message, { booking_id: id, status });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The booking record (spec §2.2): camelCase, 64-bit amounts as strings. Webhook payloads too.
+
+export interface BookingRecord {
+  id: string;
+  userId: string;
+  appId: string;
+  hubBookingNumber: string | null;
+  channelBookingNumber: string | null;
+  propertyId: string;
+  propertyName: string | null;
+  roomType: string | null;
+  ratePlan: string | null;
+  checkin: string;
+  checkout: string;
+  guestsAdult: number;
+  guestsChild: number;
+  bookerName: string;
+  bookerEmail: string | null;
+  guestFirstName: string | null;
+  guestLastName: string | null;
+  guestPhone: string | null;
+  guestCountry: string | null;
+  specialRequests: string | null;
+  totalAmount: string;
+  netAmount: string;
+  saleAmount: string | null;
+  currency: string;
+  status: VisibleStatus;
+  cancellationPolicy: CancellationPolicyType | null;
+  cancellationDeadline: string | null;
+  refundAmount: string | null;
+  cancellationFee: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function toBookingRecord(b: Booking): BookingRecord {
+  if (!isVisible(b.status)) throw new Error(`booking ${b.id} is ${b.status}, not a partner-visible status`);
+  return {
+    id: b.id,
+    userId: b.channelId,
+    appId: b.appId,
+    hubBookingNumber: b.hubBookingNumber,
+    channelBookingNumber: b.channelBookingNumber,
+    propertyId: String(b.propertyId),
+    propertyName: b.propertyName,
+    roomType: b.roomType,
+    ratePlan: b.ratePlan,
+    checkin: dateOnly(b.checkin),
+    checkout: dateOnly(b.checkout),
+    guestsAdult: b.guestsAdult,
+    guestsChild: b.guestsChild,
+    bookerName: b.bookerName,
+    bookerEmail: b.bookerEmail,
+    guestFirstName: b.guestFirstName,
+    guestLastName: b.guestLastName,
+    guestPhone: b.guestPhone,
+    guestCountry: b.guestCountry,
+    specialRequests: b.specialRequests,
+    totalAmount: b.totalAmount.toString(),
+    netAmount: b.netAmount.toString(),
+    saleAmount: b.saleAmount?.toString() ?? null,
+    currency: b.currency,
+    status: b.status,
+    cancellationPolicy: b.cancellationPolicy as CancellationPolicyType | null,
+    cancellationDeadline: b.cancellationDeadline?.toISOString() ?? null,
+    refundAmount: b.refundAmount?.toString() ?? null,
+    cancellationFee: b.cancellationFee?.toString() ?? null,
+    createdAt: b.createdAt.toISOString(),
+    updatedAt: b.updatedAt.toISOString(),
+  };
+}
+
+export function dateOnly(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+function dateValue(date: string): Date {
+  return new Date(`${date}T00:00:00.000Z`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transitions and events
+
+/** Moves `booking` by `trigger` if nobody moved it first; writes the move's events. Null when it lost the race. */
+async function move(
+  tx: Prisma.TransactionClient,
+  booking: Booking,
+  trigger: Trigger,
+  data: Prisma.BookingUpdateManyMutationInput,
+  at: Date,
+  to?: BookingStatus,
+): Promise<Booking | null> {
+  const next = transition(booking.status, trigger, to);
+  const { count } = await tx.booking.updateMany({
+    where: { id: booking.id, status: booking.status },
+    data: { ...data, status: next.to, updatedAt: at },
+  });
+  if (count === 0) return null;
+  const updated = await tx.booking.findUniqueOrThrow({ where: { id: booking.id } });
+  await recordEvents(tx, updated, next.events, at);
+  return updated;
+}
+
+/** Writes events into the outbox, each carrying the booking record as it is now. */
+async function recordEvents(tx: Prisma.TransactionClient, booking: Booking, types: BookingEventType[], at: Date) {
+  if (!types.length) return;
+  const payload = toBookingRecord(booking) as unknown as Prisma.InputJsonValue;
+  await tx.outboxEvent.createMany({
+    data: types.map((type, i) => ({
+      id: randomUUID(),
+      channelId: booking.channelId,
+      bookingId: booking.id,
+      type,
+      payload,
+      // Distinct instants keep the order of events written together.
+      occurredAt: new Date(at.getTime() + i),
+    })),
+  });
+}
+
+function transact<T>(deps: AppDeps, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  return deps.db.prisma.$transaction(fn, TRANSACTION_OPTIONS);
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Create
+
+/** The offer of a book_token issued to this channel, or the 422 of DECISIONS.md. */
+export async function verifyBookToken(ctx: RequestContext, token: string): Promise<OfferClaims & { jti: string }> {
+  try {
+    return await ctx.deps.tokens.verify('book', token, offerClaims, { now: ctx.deps.clock(), channelId: principalOf(ctx).channelId });
+  } catch (error) {
+    if (!(error instanceof TokenError)) throw error;
+    if (error.reason === 'expired') {
+      throw new BookTokenError('BOOK_TOKEN_EXPIRED', 'The book_token has expired; run the price check again');
+    }
+    throw new BookTokenError('BOOK_TOKEN_INVALID', 'The book_token is not valid; take it from a price check');
+  }
+}
+
+export async function createBooking(ctx: RequestContext, input: CreateBookingInput): Promise<Booking> {
+  const { channelId, appId } = principalOf(ctx);
+  const { deps } = ctx;
+  const offer = await verifyBookToken(ctx, input.bookToken);
+
+  // Content (names, time zone, policy) before anything is written: failing here changes nothing.
+  const property = await getProperty(ctx, offer.property_id);
+  const room = property.roomTypes.find((r) => r.id === offer.roomtype_id);
+  const plan = room?.ratePlans.find((p) => p.id === offer.rateplan_id);
+  if (!room || !plan) throw new SoldOutError();
+
+  const now = deps.clock();
+  const party = partySize(offer.occupancy);
+  const amount = BigInt(offer.total_inclusive);
+  const charged = deps.config.env === 'production';
+  const id = randomUUID();
+  const booking: Booking = {
+    id,
+    channelId,
+    appId,
+    bookTokenJti: offer.jti,
+    status: 'processing',
+    previousStatus: null,
+    hubBookingNumber: null,
+    channelBookingNumber: input.channelBookingNumber ?? null,
+    propertyId: property.id,
+    propertyName: input.propertyName ?? property.name,
+    roomtypeId: room.id,
+    roomType: input.roomType ?? room.name,
+    rateplanId: plan.id,
+    ratePlan: input.ratePlan ?? plan.name,
+    checkin: dateValue(offer.checkin),
+    checkout: dateValue(offer.checkout),
+    timezone: property.timezone,
+    occupancy: offer.occupancy,
+    guestsAdult: input.guestsAdult ?? party.adults,
+    guestsChild: input.guestsChild ?? party.children,
+    bookerName: input.bookerName,
+    bookerEmail: input.bookerEmail ?? null,
+    guestFirstName: input.guestFirstName ?? null,
+    guestLastName: input.guestLastName ?? null,
+    guestPhone: input.guestPhone ?? null,
+    guestCountry: input.guestCountry ?? null,
+    specialRequests: input.specialRequests ?? null,
+    totalAmount: amount,
+    netAmount: amount,
+    saleAmount: input.saleAmount ?? null,
+    currency: 'KRW',
+    requestCurrency: offer.currency,
+    requestAmount: convertFromKrw(amount, offer.currency),
+    charged,
+    cancellationPolicy: plan.cancellationPolicy,
+    cancellationDeadline: cancellationCharges(
+      { cancellationPolicy: plan.cancellationPolicy, totalAmount: amount, checkin: offer.checkin, timezone: property.timezone },
+      now,
+    ).freeCancellationBefore,
+    paymentDeadline: null,
+    cancelRequestedAt: null,
+    cancelledAt: null,
+    refundAmount: null,
+    cancellationFee: null,
+    upstreamCleanup: false,
+    syncedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+
+  try {
+    await transact(deps, async (tx) => {
+      await tx.booking.create({ data: { ...booking, occupancy: offer.occupancy as unknown as Prisma.InputJsonValue } });
+      // Production pays from the balance; the conditional debit refuses (402) rather than go below zero.
+      if (charged) await post(tx, channelId, -amount, 'booking_charge', id);
+    });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    const used = await deps.db.prisma.booking.findUnique({ where: { bookTokenJti: offer.jti }, select: { id: true } });
+    throw new BookTokenError('BOOK_TOKEN_USED', 'This book_token has already made a booking', { booking_id: used?.id ?? null });
+  }
+  return bookWithProvider(deps, booking, offer.occupancy, ctx.scenario);
+}
+
+/** Steps 2 and 3 of a creation. The caller leaving does not stop it: the booking call runs to its deadline. */
+async function bookWithProvider(deps: AppDeps, booking: Booking, occupancy: RoomOccupancy[], scenario: Scenario | undefined): Promise<Booking> {
+  let answer;
+  try {
+    answer = await deps.upstream.book(
+      {
+        reference: booking.id,
+        property_id: booking.propertyId,
+        roomtype_id: booking.roomtypeId,
+        rateplan_id: booking.rateplanId,
+        checkin: dateOnly(booking.checkin),
+        checkout: dateOnly(booking.checkout),
+        occupancy,
+        total: Number(booking.totalAmount),
+        guest: { first_name: booking.guestFirstName, last_name: booking.guestLastName, name: booking.bookerName },
+      },
+      { scenario },
+    );
+  } catch (error) {
+    if (!(error instanceof UpstreamError)) throw error;
+    // The provider may have booked before failing to answer: tell it to cancel (idempotent; a
+    // reference it never saw is a no). If it cannot be told now, the sweeper keeps trying.
+    const cleared = await cancelAtProvider(deps, booking.id);
+    await voidAttempt(deps, booking, !cleared);
+    throw error;
+  }
+  if (!answer.ok) {
+    await voidAttempt(deps, booking, false);
+    throw answer.reason === 'price_mismatch' ? new PriceChangedError() : new SoldOutError();
+  }
+  const settled = await settleCreation(deps, booking, answer.booking);
+  if (settled.status === 'void') throw new SoldOutError();
+  return settled;
+}
+
+/** Step 3 on a provider answer: confirmed or pending with their events; anything else is void. */
+export async function settleCreation(deps: AppDeps, booking: Booking, provider: UpstreamBooking): Promise<Booking> {
+  if (provider.status !== 'confirmed' && provider.status !== 'pending') {
+    await voidAttempt(deps, booking, provider.status !== 'cancelled' && provider.status !== 'failed');
+    return (await deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.id } }));
+  }
+  const now = deps.clock();
+  const pending = provider.status === 'pending';
+  const settled = await transact(deps, (tx) =>
+    move(
+      tx,
+      booking,
+      pending ? 'provider_pending' : 'provider_confirmed',
+      {
+        hubBookingNumber: provider.confirmation_number,
+        paymentDeadline: pending ? paymentDeadline(deps, booking, now) : null,
+        syncedAt: now,
+      },
+      now,
+    ),
+  );
+  // Lost the race to the sweeper, which settled it the same way from the provider's answer.
+  return settled ?? deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.id } });
+}
+
+/** A pending booking must be confirmed within PENDING_DEADLINE_MINUTES, and before check-in. */
+function paymentDeadline(deps: AppDeps, booking: Booking, now: Date): Date {
+  const byAge = now.getTime() + deps.config.bookings.pendingDeadlineMinutes * 60_000;
+  return new Date(Math.min(byAge, checkinInstant(dateOnly(booking.checkin), booking.timezone).getTime()));
+}
+
+/** The attempt booked nothing: void, token free again, the charge given back once. */
+export async function voidAttempt(deps: AppDeps, booking: Booking, upstreamCleanup: boolean): Promise<void> {
+  const now = deps.clock();
+  await transact(deps, async (tx) => {
+    const voided = await move(tx, booking, 'provider_refused', { bookTokenJti: null, upstreamCleanup }, now);
+    if (voided && voided.charged) await post(tx, voided.channelId, voided.totalAmount, 'booking_void', voided.id);
+  });
+}
+
+/** True when the provider holds no live booking under `reference` (cancelled now or never made). */
+export async function cancelAtProvider(deps: AppDeps, reference: string): Promise<boolean> {
+  try {
+    const answer = await deps.upstream.cancelBooking(reference);
+    return answer !== 'not_cancellable';
+  } catch (error) {
+    if (error instanceof UpstreamError) return false;
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A booking of the caller's channel; anything else (another channel's, malformed id) is 404. */
+export async function getBooking(ctx: RequestContext, id: string): Promise<Booking> {
+  const channelId = principalOf(ctx).channelId;
+  const booking = UUID.test(id)
+    ? await ctx.deps.db.prisma.booking.findFirst({ where: { id: id.toLowerCase(), channelId, status: { in: [...VISIBLE_STATUSES] } } })
+    : null;
+  if (!booking) throw new NotFoundError(`Booking ${id} was not found`);
+  return booking;
+}
+
+
+export interface BookingFilters {
+  status?: VisibleStatus | undefined;
+  checkinFrom?: string | undefined;
+  checkinTo?: string | undefined;
+  createdFrom?: string | undefined;
+  createdTo?: string | undefined;
+  channelBookingNumber?: string | undefined;
+  page: number;
+  perPage: number;
+}
+
+export interface BookingPage {
+  items: Booking[];
+  total: number;
+  page: number;
+  perPage: number;
+}
+
+/** Filter names as each surface spells them, for cross-field errors. */
+export type FilterNames = Record<'checkinFrom' | 'checkinTo' | 'createdFrom' | 'createdTo', string>;
+
+/** The caller's bookings, newest first. Date bounds are inclusive days; `created_*` days are UTC. */
+export async function listBookings(ctx: RequestContext, filters: BookingFilters, names: FilterNames): Promise<BookingPage> {
+  const channelId = principalOf(ctx).channelId;
+  const issues = [];
+  if (filters.checkinFrom && filters.checkinTo && filters.checkinFrom > filters.checkinTo) {
+    issues.push({ field: names.checkinTo, reason: `must not be before ${names.checkinFrom}` });
+  }
+  if (filters.createdFrom && filters.createdTo && filters.createdFrom > filters.createdTo) {
+    issues.push({ field: names.createdTo, reason: `must not be before ${names.createdFrom}` });
+  }
+  if (issues.length) throw new ValidationError(issues);
+  const where: Prisma.BookingWhereInput = {
+    channelId,
+    status: filters.status ?? { in: [...VISIBLE_STATUSES] },
+    checkin: {
+      ...(filters.checkinFrom && { gte: dateValue(filters.checkinFrom) }),
+      ...(filters.checkinTo && { lte: dateValue(filters.checkinTo) }),
+    },
+    createdAt: {
+      ...(filters.createdFrom && { gte: dateValue(filters.createdFrom) }),
+      ...(filters.createdTo && { lt: new Date(dateValue(filters.createdTo).getTime() + 86_400_000) }),
+    },
+    ...(filters.channelBookingNumber !== undefined && { channelBookingNumber: filters.channelBookingNumber }),
+  };
+  const { prisma } = ctx.deps.db;
+  const [total, items] = await Promise.all([
+    prisma.booking.count({ where }),
+    prisma.booking.findMany({
+      where,
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      skip: (filters.page - 1) * filters.perPage,
+      take: filters.perPage,
+    }),
+  ]);
+  return { items, total, page: filters.page, perPage: filters.perPage };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Modify
+
+const MODIFIABLE: ReadonlySet<BookingStatus> = new Set(['pending', 'confirmed', 'checked_in']);
+
+/**
+ * PATCH: guest and booker details while the booking is live; special requests only before
+ * check-in (15:00 local on the check-in date, and not once checked in). Writes
+ * `reservation.modified` when something changed; an update that changes nothing writes nothing.
+ */
+export async function updateBooking(ctx: RequestContext, id: string, patch: GuestDetails): Promise<Booking> {
+  const booking = await getBooking(ctx, id);
+  const now = ctx.deps.clock();
+  if (!MODIFIABLE.has(booking.status)) {
+    throw new NotModifiableError(booking.id, `A booking that is ${booking.status} cannot be modified`, booking.status);
+  }
+  if (patch.specialRequests !== undefined) {
+    const started = booking.status === 'checked_in' || now >= checkinInstant(dateOnly(booking.checkin), booking.timezone);
+    if (started) throw new NotModifiableError(booking.id, 'Special requests can be changed only before check-in', booking.status);
+  }
+  const changes: Prisma.BookingUpdateManyMutationInput = {};
+  for (const [key, value] of Object.entries(patch) as [keyof GuestDetails, string | null | undefined][]) {
+    if (value !== undefined && booking[key] !== value) (changes as Record<string, unknown>)[key] = value;
+  }
+  if (!Object.keys(changes).length) return booking;
+  return transact(ctx.deps, async (tx) => {
+    const { count } = await tx.booking.updateMany({ where: { id: booking.id, status: booking.status }, data: { ...changes, updatedAt: now } });
+    if (count === 0) throw new ConflictError('BOOKING_CHANGED', 'The booking changed while it was being updated; read it and retry');
+    const updated = await tx.booking.findUniqueOrThrow({ where: { id: booking.id } });
+    await recordEvents(tx, updated, ['reservation.modified'], now);
+    return updated;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cancel
+
+const CANCELLABLE: ReadonlySet<BookingStatus> = new Set(['pending', 'confirmed']);
+
+function refuseCancel(booking: Booking): void {
+  if (booking.status === 'cancelled' || booking.status === 'cancelling') throw new AlreadyCancelledError(booking.id, booking.status);
+  if (!CANCELLABLE.has(booking.status)) throw new NotCancellableError(booking.id, booking.status);
+}
+
+export function chargesOf(booking: Booking, at: Date, options: { waived?: boolean } = {}): CancellationCharges {
+  return cancellationCharges(
+    {
+      cancellationPolicy: (booking.cancellationPolicy ?? 'non_refundable') as CancellationPolicyType,
+      totalAmount: booking.totalAmount,
+      checkin: dateOnly(booking.checkin),
+      timezone: booking.timezone,
+    },
+    at,
+    options,
+  );
+}
+
+export interface CancellationQuote extends CancellationCharges {
+  booking: Booking;
+  /** True when the figures are the ones a past cancellation recorded. */
+  final: boolean;
+}
+
+/** What cancelling now would cost (the preview); for a cancelled booking, what it cost. */
+export async function cancellationQuote(ctx: RequestContext, id: string): Promise<CancellationQuote> {
+  const booking = await getBooking(ctx, id);
+  if (booking.status === 'cancelled' && booking.cancellationFee !== null && booking.refundAmount !== null) {
+    const policy = chargesOf(booking, booking.cancelRequestedAt ?? booking.updatedAt);
+    return { booking, fee: booking.cancellationFee, refund: booking.refundAmount, freeCancellationBefore: policy.freeCancellationBefore, final: true };
+  }
+  refuseCancel(booking);
+  return { booking, ...chargesOf(booking, ctx.deps.clock()), final: false };
+}
+
+/**
+ * PUT /bookings/{id}/cancel. The booking goes to `cancelling` first (one conditional update, so
+ * of twenty concurrent cancels one goes on and the rest get 409), then the provider is told,
+ * then one transaction makes it `cancelled`, records fee and refund, credits the refund once
+ * (production) and writes `reservation.cancelled`. The provider refusing or failing puts the
+ * booking back as it was (409 or 502); the fee is the one of the moment first asked.
+ */
+export async function cancelBooking(ctx: RequestContext, id: string): Promise<Booking> {
+  const { deps } = ctx;
+  const booking = await getBooking(ctx, id);
+  refuseCancel(booking);
+  const now = deps.clock();
+  const started = await transact(deps, (tx) =>
+    move(tx, booking, 'cancel_requested', { previousStatus: booking.status, cancelRequestedAt: booking.cancelRequestedAt ?? now }, now),
+  );
+  if (!started) {
+    refuseCancel(await getBooking(ctx, id));
+    throw new ConflictError('BOOKING_CHANGED', 'The booking changed while it was being cancelled; read it and retry');
+  }
+
+  let answer;
+  try {
+    answer = await deps.upstream.cancelBooking(started.id, { scenario: ctx.scenario });
+  } catch (error) {
+    if (!(error instanceof UpstreamError)) throw error;
+    // Whether the provider cancelled is unknown: the booking stays as it was, and the sync
+    // applies the cancellation if the provider did make it.
+    await revertCancel(deps, started);
+    throw error;
+  }
+  if (answer === 'not_cancellable') {
+    await revertCancel(deps, started);
+    throw new NotCancellableError(started.id, started.previousStatus ?? started.status);
+  }
+  if (answer === null) deps.logger.warn({ booking: started.id }, 'provider does not know a booking being cancelled; cancelling here');
+  return completeCancel(deps, started, started.cancelRequestedAt ?? now);
+}
+
+/** Makes a booking cancelled with the charges of `at`, and refunds once. Used by every cancellation. */
+export async function completeCancel(deps: AppDeps, booking: Booking, at: Date, options: { waived?: boolean; trigger?: Trigger } = {}): Promise<Booking> {
+  const now = deps.clock();
+  const charges = chargesOf(booking, at, options);
+  const done = await transact(deps, async (tx) => {
+    const cancelled = await move(
+      tx,
+      booking,
+      options.trigger ?? 'cancelled',
+      { cancellationFee: charges.fee, refundAmount: charges.refund, cancelledAt: now, previousStatus: null },
+      now,
+    );
+    if (cancelled?.charged && charges.refund > 0n) await post(tx, cancelled.channelId, charges.refund, 'booking_refund', cancelled.id);
+    return cancelled;
+  });
+  return done ?? deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.id } });
+}
+
+export async function revertCancel(deps: AppDeps, booking: Booking): Promise<void> {
+  const now = deps.clock();
+  const back = booking.previousStatus ?? 'confirmed';
+  await transact(deps, (tx) => move(tx, booking, 'cancel_reverted', { previousStatus: null }, now, back));
+}
+
+/** A pending booking the provider reports failed: nothing was delivered, so everything comes back. */
+export async function failPending(deps: AppDeps, booking: Booking): Promise<Booking | null> {
+  const now = deps.clock();
+  return transact(deps, async (tx) => {
+    const failed = await move(tx, booking, 'provider_failed', { cancellationFee: 0n, refundAmount: booking.totalAmount }, now);
+    if (failed?.charged && failed.totalAmount > 0n) await post(tx, failed.channelId, failed.totalAmount, 'booking_refund', failed.id);
+    return failed;
+  });
+}
+
+/** A transition a property reports with no money attached (confirmed, checked in or out, no-show). */
+export async function applyReported(deps: AppDeps, booking: Booking, trigger: Trigger): Promise<Booking | null> {
+  const now = deps.clock();
+  return transact(deps, (tx) => move(tx, booking, trigger, { syncedAt: now }, now));
+}

@@ -1,0 +1,103 @@
+import { createHash } from 'node:crypto';
+import type { AppDeps } from '../context.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { AppError, ConflictError, ValidationError } from './errors.js';
+
+/**
+ * Idempotency-Key (DECISIONS.md) on booking and cancellation requests: the same key with the same
+ * request gives the first response again for 24 hours; the same key with another request is 409
+ * IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_KEY_IN_PROGRESS.
+ * Keys are per channel. A first request that failed on the server side (5xx) does not hold its
+ * key, so retrying it runs it again. The surfaces store and replay their own response bodies.
+ */
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+}
+
+export type Claim = { kind: 'run' } | { kind: 'replay'; response: StoredResponse };
+
+export function fingerprintOf(parts: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts, canonical)).digest('hex');
+}
+
+/** Object keys sorted, so the same JSON body with its keys in another order is the same request. */
+function canonical(_key: string, value: unknown): unknown {
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)));
+  }
+  return value;
+}
+
+export function checkKey(key: string): void {
+  if (!KEY.test(key)) {
+    throw new ValidationError([{ field: 'Idempotency-Key', reason: '1 to 255 visible ASCII characters' }]);
+  }
+}
+
+/**
+ * Claims `key` for a request with `fingerprint`: run it (the key is now held), or replay the
+ * stored response. A claim left by a process that stopped mid-request is taken over once it is
+ * older than `staleMs`.
+ */
+export async function claim(deps: AppDeps, channelId: string, key: string, fingerprint: string, staleMs: number): Promise<Claim> {
+  checkKey(key);
+  const { prisma } = deps.db;
+  for (let round = 0; round < 3; round++) {
+    const now = deps.clock();
+    try {
+      await prisma.idempotencyKey.create({
+        data: { channelId, key, fingerprint, createdAt: now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) },
+      });
+      return { kind: 'run' };
+    } catch (error) {
+      if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')) throw error;
+    }
+    const held = await prisma.idempotencyKey.findUnique({ where: { channelId_key: { channelId, key } } });
+    if (!held) continue; // released meanwhile: claim again
+    if (held.expiresAt <= now) {
+      await prisma.idempotencyKey.deleteMany({ where: { channelId, key, createdAt: held.createdAt } });
+      continue;
+    }
+    if (held.fingerprint !== fingerprint) {
+      throw new ConflictError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used for a different request');
+    }
+    if (held.responseStatus !== null) return { kind: 'replay', response: { status: held.responseStatus, body: held.responseBody } };
+    if (now.getTime() - held.createdAt.getTime() > staleMs) {
+      const { count } = await prisma.idempotencyKey.updateMany({
+        where: { channelId, key, createdAt: held.createdAt, responseStatus: null },
+        data: { createdAt: now },
+      });
+      if (count === 1) return { kind: 'run' };
+      continue;
+    }
+    throw new AppError(409, 'IDEMPOTENCY_KEY_IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry shortly', null, {
+      'Retry-After': '1',
+    });
+  }
+  throw new ConflictError('IDEMPOTENCY_KEY_IN_PROGRESS', 'This Idempotency-Key is changing hands; retry shortly');
+}
+
+/** Keeps the response of a claimed key (status below 500), or frees the key (5xx). */
+export async function settle(deps: AppDeps, channelId: string, key: string, response: StoredResponse): Promise<void> {
+  const { prisma } = deps.db;
+  if (response.status >= 500) {
+    await prisma.idempotencyKey.deleteMany({ where: { channelId, key, responseStatus: null } });
+    return;
+  }
+  await prisma.idempotencyKey.updateMany({
+    where: { channelId, key, responseStatus: null },
+    data: { responseStatus: response.status, responseBody: response.body as Prisma.InputJsonValue },
+  });
+}
+
+/** Drops keys past their 24 hours. */
+export async function purgeExpired(deps: AppDeps): Promise<number> {
+  const { count } = await deps.db.prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lte: deps.clock() } } });
+  return count;
+}
