@@ -36,6 +36,8 @@ export interface ChannelService {
   /** Credentials of the demo channel made on this start, if it made one. */
   readonly demoCredentials: IssuedCredentials | null;
   readonly adminToken: { token: string; source: 'env' | 'file'; created: boolean };
+  /** The bundled simulator's address when it runs in this process (no UPSTREAM_URL), else null. */
+  readonly simulatorUrl: string | null;
   /** Listens on config.port (0 picks a free port); resolves with the bound port. */
   listen(port?: number): Promise<number>;
   /** Stops accepting, lets in-flight requests finish (up to the shutdown timeout), closes everything. */
@@ -142,6 +144,7 @@ export async function createService(
     yoga,
     demoCredentials,
     adminToken,
+    simulatorUrl: simulator?.url ?? null,
     fetch: async (request, env) => app.fetch(request, env),
     listen(port = config.port) {
       return new Promise((resolve, reject) => {
