@@ -9,6 +9,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    setupFiles: ['test/setup.ts'],
     pool: 'forks',
     // Each file starts its own service (embedded database or its own PostgreSQL schema).
     fileParallelism: true,
