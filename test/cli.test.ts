@@ -124,6 +124,33 @@ describe('operator CLI against the running service', () => {
     created.api_key = json.api_key;
   });
 
+  it('booking:status applies a property-reported status with its event; booking:sync runs the provider sync', async () => {
+    const headers = { 'x-api-key': demo.api_key! };
+    const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+    const search = await fetch(`${baseUrl}/channel/v1/search/availability/3?checkin=${day(45)}&checkout=${day(46)}&adults=2`, { headers });
+    const rate = (await search.json()).data.room_types.flatMap((r: { rates: { price_check_token: string | null }[] }) => r.rates).find((r: { price_check_token: string | null }) => r.price_check_token);
+    const checked = await (await fetch(`${baseUrl}/channel/v1/search/price-check?token=${encodeURIComponent(rate.price_check_token)}`, { headers })).json();
+    const booked = await fetch(`${baseUrl}/channel/v1/bookings`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ book_token: checked.data.book_token, booker_name: 'CLI Guest' }),
+    });
+    expect(booked.status).toBe(201);
+    const id = (await booked.json()).data.id;
+
+    const moved = await admin('booking:status', '--id', id, '--to', 'checked_in');
+    expect(moved).toMatchObject({ code: 0, json: { id, status: 'checked_in' } });
+    const refused = await admin('booking:status', '--id', id, '--to', 'confirmed');
+    expect(refused.code).toBe(1);
+    expect(refused.json.error.code).toBe('INVALID_TRANSITION');
+    const read = await fetch(`${baseUrl}/channel/v1/bookings/${id}`, { headers });
+    expect((await read.json()).data.status).toBe('checked_in');
+
+    const sync = await admin('booking:sync');
+    expect(sync.code).toBe(0);
+    expect(sync.json).toMatchObject({ expired: 0, failures: 0 });
+  });
+
   it('reports errors as JSON with a non-zero exit code', async () => {
     const missing = await admin('channel:show', '--user-id', '00000000-0000-4000-8000-000000000000');
     expect(missing.code).toBe(1);

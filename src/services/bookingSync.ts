@@ -102,7 +102,9 @@ export async function syncOne(deps: AppDeps, booking: Booking): Promise<number> 
     deps.logger.warn({ booking: booking.id }, 'the provider does not know a live booking');
     return 0;
   }
-  const moved = await applyProviderStatus(deps, booking, provider.status, provider);
+  // The provider may lag behind what the operator recorded (checked in here, still confirmed
+  // there): a status the table cannot reach from here is not news, only a later one is.
+  const moved = pathTo(booking.status, provider.status) === null ? 0 : await applyProviderStatus(deps, booking, provider.status, provider);
   await deps.db.prisma.booking.updateMany({ where: { id: booking.id }, data: { syncedAt: deps.clock() } });
   return moved;
 }
