@@ -51,7 +51,8 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
   await each(deps, overdue, report, async (booking) => {
     // Cancel at the provider first: a booking it confirmed meanwhile must not stay confirmed there
     // while it is cancelled here. If it cannot be told now, the next run tries again.
-    if (!(await cancelAtProvider(deps, booking.id))) {
+    const told = await cancelAtProvider(deps, booking.id);
+    if (told === 'refused' || told === 'failed') {
       await syncOne(deps, booking);
       return;
     }
@@ -77,9 +78,16 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
     report.settled++;
   });
 
+  // Void attempts whose booking request may have reached the provider. Done when the provider
+  // holds the booking cancelled; when it holds nothing, only once a late request can no longer
+  // arrive (the booking deadline, twice, after the attempt was voided).
+  const settledBefore = new Date(now.getTime() - 2 * deps.config.upstream.bookingTimeoutMs - 30_000);
   const leftovers = await prisma.booking.findMany({ where: { status: 'void', upstreamCleanup: true }, take: BATCH });
   await each(deps, leftovers, report, async (booking) => {
-    if (!(await cancelAtProvider(deps, booking.id))) return;
+    const told = await cancelAtProvider(deps, booking.id);
+    if (told === 'failed') return;
+    if (told === 'unknown' && booking.updatedAt > settledBefore) return;
+    if (told === 'refused') deps.logger.error({ booking: booking.id }, 'the provider refuses to cancel a booking of a void attempt');
     await prisma.booking.updateMany({ where: { id: booking.id, upstreamCleanup: true }, data: { upstreamCleanup: false } });
     report.cleaned++;
   });

@@ -365,10 +365,11 @@ async function bookWithProvider(deps: AppDeps, booking: Booking, occupancy: Room
     );
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
-    // The provider may have booked before failing to answer: tell it to cancel (idempotent; a
-    // reference it never saw is a no). If it cannot be told now, the sweeper keeps trying.
-    const cleared = await cancelAtProvider(deps, booking.id);
-    await voidAttempt(deps, booking, !cleared);
+    // The provider may have booked before failing to answer, or the request may still reach it
+    // late: tell it to cancel now (idempotent), and unless it answered that it holds the booking
+    // cancelled, leave the row marked so the sweeper checks again once no request can be in flight.
+    const cancelled = (await cancelAtProvider(deps, booking.id)) === 'cancelled';
+    await voidAttempt(deps, booking, !cancelled);
     throw error;
   }
   if (!answer.ok) {
@@ -420,13 +421,20 @@ export async function voidAttempt(deps: AppDeps, booking: Booking, upstreamClean
   });
 }
 
-/** True when the provider holds no live booking under `reference` (cancelled now or never made). */
-export async function cancelAtProvider(deps: AppDeps, reference: string): Promise<boolean> {
+/**
+ * Tells the provider to cancel `reference`: `cancelled` (it held the booking and now holds it
+ * cancelled, so a late duplicate of the booking request cannot book again), `unknown` (it holds
+ * nothing under that reference, yet), `refused` (its state forbids it) or `failed` (no answer).
+ */
+export type ProviderCancel = 'cancelled' | 'unknown' | 'refused' | 'failed';
+
+export async function cancelAtProvider(deps: AppDeps, reference: string): Promise<ProviderCancel> {
   try {
     const answer = await deps.upstream.cancelBooking(reference);
-    return answer !== 'not_cancellable';
+    if (answer === null) return 'unknown';
+    return answer === 'not_cancellable' ? 'refused' : 'cancelled';
   } catch (error) {
-    if (error instanceof UpstreamError) return false;
+    if (error instanceof UpstreamError) return 'failed';
     throw error;
   }
 }
