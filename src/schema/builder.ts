@@ -1,4 +1,5 @@
 import SchemaBuilder from '@pothos/core';
+import ErrorsPlugin from '@pothos/plugin-errors';
 import ScopeAuthPlugin, { AuthScopeFailureType, type AuthFailure } from '@pothos/plugin-scope-auth';
 import ZodPlugin from '@pothos/plugin-zod';
 import { GraphQLError } from 'graphql';
@@ -24,7 +25,9 @@ export const builder = new SchemaBuilder<{
     Money: { Input: bigint; Output: bigint };
   };
 }>({
-  plugins: [ScopeAuthPlugin, ZodPlugin],
+  // Errors last, so innermost: it sees only what a resolver throws. Authentication, scope and
+  // input validation failures are raised outside it and always stay top-level GraphQL errors.
+  plugins: [ScopeAuthPlugin, ZodPlugin, ErrorsPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
     authScopes: (ctx) => ({

@@ -2,5 +2,6 @@ import { builder } from './builder.js';
 import './channel.js';
 import './properties.js';
 import './search.js';
+import './bookings.js';
 
 export const schema = builder.toSchema({ sortSchema: true });
