@@ -17,7 +17,7 @@ import { dataEnvelope, errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idempotency } from '../idempotency.js';
 import { intParam } from '../params.js';
-import { CancellationPolicyWire, Pagination } from './search.js';
+import { CancellationPolicyWire, Pagination, paginationToWire } from './search.js';
 
 /**
  * v1 bookings (spec §4.5): create from a book_token, list, read, modify, preview and cancel, and
@@ -310,10 +310,7 @@ export function bookingRoutes(app: OpenAPIHono<HttpEnv>) {
       },
       { checkinFrom: 'checkin_from', checkinTo: 'checkin_to', createdFrom: 'created_from', createdTo: 'created_to' },
     );
-    const totalPages = Math.ceil(page.total / page.perPage);
-    return ok(c, page.items.map(toBookingRecord), 200, {
-      pagination: { total: page.total, page: page.page, per_page: page.perPage, total_pages: totalPages, has_next: page.page < totalPages },
-    });
+    return ok(c, page.items.map(toBookingRecord), 200, { pagination: paginationToWire(page) });
   });
 
   app.openapi(getRoute, async (c) => ok(c, toBookingRecord(await getBooking(c.get('ctx'), c.req.valid('param').id))));

@@ -24,6 +24,7 @@ import { NotFoundError, type AppError } from '../services/errors.js';
 import { InsufficientBalanceError } from '../services/ledger.js';
 import { builder } from './builder.js';
 import { CancellationPolicyType } from './properties.js';
+import { PaginationRef } from './search.js';
 
 /**
  * Bookings: the GraphQL twins of the v1 booking routes (REST: /channel/v1/bookings...), over the
@@ -98,25 +99,11 @@ export const BookingRef = builder.objectRef<Booking>('Booking').implement({
   }),
 });
 
-const BookingPaginationRef = builder.objectRef<BookingPage>('BookingPagination').implement({
-  fields: (t) => ({
-    total: t.exposeInt('total'),
-    page: t.exposeInt('page'),
-    perPage: t.exposeInt('perPage'),
-    totalPages: t.int({ resolve: (p) => totalPages(p) }),
-    hasNext: t.boolean({ resolve: (p) => p.page < totalPages(p) }),
-  }),
-});
-
-function totalPages(p: BookingPage): number {
-  return Math.ceil(p.total / p.perPage);
-}
-
 const BookingPageRef = builder.objectRef<BookingPage>('BookingPage').implement({
   description: 'A page of bookings, newest first',
   fields: (t) => ({
     items: t.field({ type: [BookingRef], resolve: (p) => p.items }),
-    pagination: t.field({ type: BookingPaginationRef, resolve: (p) => p }),
+    pagination: t.field({ type: PaginationRef, resolve: (p) => p }),
   }),
 });
 

@@ -45,7 +45,7 @@ const RoomOccupancyRef = builder.objectRef<RoomOccupancy>('RoomOccupancy').imple
   fields: (t) => ({ adults: t.exposeInt('adults'), childrenAges: t.exposeIntList('children_ages') }),
 });
 
-const PaginationRef = builder.objectRef<Page<unknown>>('Pagination').implement({
+export const PaginationRef = builder.objectRef<Page<unknown>>('Pagination').implement({
   fields: (t) => ({
     total: t.exposeInt('total'),
     page: t.exposeInt('page'),

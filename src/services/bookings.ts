@@ -10,7 +10,7 @@ import { ConflictError, NotFoundError, UnprocessableError, UpstreamError, Valida
 import { post } from './ledger.js';
 import { convertFromKrw, positiveAmount, type Amount } from './money.js';
 import { getProperty, type CancellationPolicyType } from './properties.js';
-import { partySize } from './search.js';
+import { pageOf, partySize, type Page } from './search.js';
 import { offerClaims, TokenError, type OfferClaims } from './tokens.js';
 
 /**
@@ -466,12 +466,7 @@ export interface BookingFilters {
   perPage: number;
 }
 
-export interface BookingPage {
-  items: Booking[];
-  total: number;
-  page: number;
-  perPage: number;
-}
+export type BookingPage = Page<Booking>;
 
 /** Filter names as each surface spells them, for cross-field errors. */
 export type FilterNames = Record<'checkinFrom' | 'checkinTo' | 'createdFrom' | 'createdTo', string>;
@@ -510,7 +505,7 @@ export async function listBookings(ctx: RequestContext, filters: BookingFilters,
       take: filters.perPage,
     }),
   ]);
-  return { items, total, page: filters.page, perPage: filters.perPage };
+  return pageOf(items, total, filters.page, filters.perPage);
 }
 
 // ---------------------------------------------------------------------------------------------
