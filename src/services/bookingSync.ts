@@ -87,7 +87,11 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
     const told = await cancelAtProvider(deps, booking.id);
     if (told === 'failed') return;
     if (told === 'unknown' && booking.updatedAt > settledBefore) return;
-    if (told === 'refused') deps.logger.error({ booking: booking.id }, 'the provider refuses to cancel a booking of a void attempt');
+    if (told === 'refused') {
+      // A live provider booking nobody paid for: an operator must look. Kept marked, so it shows.
+      deps.logger.error({ booking: booking.id }, 'the provider refuses to cancel a booking of a void attempt');
+      return;
+    }
     await prisma.booking.updateMany({ where: { id: booking.id, upstreamCleanup: true }, data: { upstreamCleanup: false } });
     report.cleaned++;
   });
@@ -111,8 +115,14 @@ export async function syncOne(deps: AppDeps, booking: Booking): Promise<number> 
     return 0;
   }
   // The provider may lag behind what the operator recorded (checked in here, still confirmed
-  // there): a status the table cannot reach from here is not news, only a later one is.
-  const moved = pathTo(booking.status, provider.status) === null ? 0 : await applyProviderStatus(deps, booking, provider.status, provider);
+  // there): not news. A status neither ahead nor behind (failed there, confirmed here) is a
+  // disagreement the table cannot resolve: reported for an operator.
+  let moved = 0;
+  if (pathTo(booking.status, provider.status) !== null) {
+    moved = await applyProviderStatus(deps, booking, provider.status, provider);
+  } else if (pathTo(provider.status, booking.status) === null) {
+    deps.logger.warn({ booking: booking.id, here: booking.status, provider: provider.status }, 'the provider disagrees about a booking status');
+  }
   await deps.db.prisma.booking.updateMany({ where: { id: booking.id }, data: { syncedAt: deps.clock() } });
   return moved;
 }

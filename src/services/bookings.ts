@@ -587,7 +587,7 @@ export async function cancellationQuote(ctx: RequestContext, id: string): Promis
  * of twenty concurrent cancels one goes on and the rest get 409), then the provider is told,
  * then one transaction makes it `cancelled`, records fee and refund, credits the refund once
  * (production) and writes `reservation.cancelled`. The provider refusing or failing puts the
- * booking back as it was (409 or 502); the fee is the one of the moment first asked.
+ * booking back as it was (409 or 502). The fee is the one of the moment of the request.
  */
 export async function cancelBooking(ctx: RequestContext, id: string): Promise<Booking> {
   const { deps } = ctx;
@@ -595,7 +595,7 @@ export async function cancelBooking(ctx: RequestContext, id: string): Promise<Bo
   refuseCancel(booking);
   const now = deps.clock();
   const started = await transact(deps, (tx) =>
-    move(tx, booking, 'cancel_requested', { previousStatus: booking.status, cancelRequestedAt: booking.cancelRequestedAt ?? now }, now),
+    move(tx, booking, 'cancel_requested', { previousStatus: booking.status, cancelRequestedAt: now }, now),
   );
   if (!started) {
     refuseCancel(await getBooking(ctx, id));
@@ -617,7 +617,7 @@ export async function cancelBooking(ctx: RequestContext, id: string): Promise<Bo
     throw new NotCancellableError(started.id, started.previousStatus ?? started.status);
   }
   if (answer === null) deps.logger.warn({ booking: started.id }, 'provider does not know a booking being cancelled; cancelling here');
-  return completeCancel(deps, started, started.cancelRequestedAt ?? now);
+  return completeCancel(deps, started, now);
 }
 
 /** Makes a booking cancelled with the charges of `at`, and refunds once. Used by every cancellation. */
@@ -638,10 +638,15 @@ export async function completeCancel(deps: AppDeps, booking: Booking, at: Date, 
   return done ?? deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.id } });
 }
 
+/**
+ * The provider refused or failed: back to the status before. The request's moment is forgotten,
+ * so a later cancellation pays the fee of its own moment (had the provider cancelled after all,
+ * the sync takes the provider's time of cancellation).
+ */
 export async function revertCancel(deps: AppDeps, booking: Booking): Promise<void> {
   const now = deps.clock();
   const back = booking.previousStatus ?? 'confirmed';
-  await transact(deps, (tx) => move(tx, booking, 'cancel_reverted', { previousStatus: null }, now, back));
+  await transact(deps, (tx) => move(tx, booking, 'cancel_reverted', { previousStatus: null, cancelRequestedAt: null }, now, back));
 }
 
 /** A pending booking the provider reports failed: nothing was delivered, so everything comes back. */
