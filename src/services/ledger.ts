@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../generated/prisma/client.js';
 import { AppError } from './errors.js';
 import type { Amount } from './money.js';
@@ -27,8 +28,11 @@ export class InsufficientBalanceError extends AppError {
 
 /**
  * Moves a channel's balance by `amount` (credit > 0, debit < 0) and records it, inside the
- * caller's transaction. The balance check and the change are one conditional UPDATE, so two
- * concurrent debits can never take the balance below zero (the CHECK constraint backs this up).
+ * caller's transaction. The balance check, the change and the ledger row are one statement: a
+ * conditional UPDATE (so two concurrent debits can never take the balance below zero; the CHECK
+ * constraint backs this up) feeding the INSERT. One round trip while the channel row is locked,
+ * which matters because every booking of a channel takes that lock: callers post last, just
+ * before their commit.
  */
 export async function post(
   tx: Prisma.TransactionClient,
@@ -37,14 +41,17 @@ export async function post(
   kind: LedgerKind,
   reference: string | null = null,
 ): Promise<Amount> {
-  const updated = await tx.channel.updateMany({
-    where: { id: channelId, balance: { gte: amount < 0n ? -amount : 0n } },
-    data: { balance: { increment: amount } },
-  });
+  const floor = amount < 0n ? -amount : 0n;
+  const rows = await tx.$queryRaw<{ balance_after: bigint }[]>`
+    WITH moved AS (
+      UPDATE "channels" SET "balance" = "balance" + ${amount}, "updated_at" = CURRENT_TIMESTAMP
+      WHERE "id" = ${channelId}::uuid AND "balance" >= ${floor}
+      RETURNING "balance"
+    )
+    INSERT INTO "ledger_entries" ("id", "channel_id", "amount", "balance_after", "kind", "reference")
+    SELECT ${randomUUID()}::uuid, ${channelId}::uuid, ${amount}, "balance", ${kind}, ${reference} FROM moved
+    RETURNING "balance_after"`;
+  if (rows[0]) return BigInt(rows[0].balance_after);
   const channel = await tx.channel.findUniqueOrThrow({ where: { id: channelId }, select: { balance: true } });
-  if (updated.count === 0) throw new InsufficientBalanceError(-amount, channel.balance);
-  await tx.ledgerEntry.create({
-    data: { channelId, amount, balanceAfter: channel.balance, kind, reference },
-  });
-  return channel.balance;
+  throw new InsufficientBalanceError(-amount, channel.balance);
 }
