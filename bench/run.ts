@@ -288,7 +288,7 @@ function flowSection(f: FlowResult, b: PgbenchResult, ledger: LedgerCheck, pgVer
     `In the time the service completes one booking flow, PostgreSQL alone completes about ${fmt(perFlow, 0)} TPC-B ` +
       'transactions. A booking flow is three HTTP requests to the service, three provider calls (search, ' +
       'price check, booking) and two database transactions: the booking row with the conditional debit of the ' +
-      "channel's balance and its ledger entry (four statements), then the move to confirmed with its outbox event " +
+      "channel's balance and its ledger entry (two statements: the insert, then debit and ledger row in one), then the move to confirmed with its outbox event " +
       '(three), each with BEGIN and COMMIT; every debit of the run is on the same channel row. A TPC-B ' +
       'transaction is five statements (three updates, a select, an insert) in one transaction, spread over many rows.',
     '',
