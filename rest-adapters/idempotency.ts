@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { principalOf } from '../src/context.js';
+import { requestLeaseMs } from '../src/services/bookings.js';
 import { claim, fingerprintOf, settle } from '../src/services/idempotency.js';
 import { meta } from './envelope.js';
 import type { HttpEnv } from './http.js';
@@ -24,13 +25,13 @@ export function idempotency(): MiddlewareHandler<HttpEnv> {
       // Not JSON: the raw text is the fingerprint; the route's validation answers 400.
     }
     const fingerprint = fingerprintOf([c.req.method, c.req.path, body]);
-    // A claim held longer than a booking call can take belongs to a process that stopped.
-    const staleMs = ctx.deps.config.upstream.bookingTimeoutMs * 2 + 30_000;
-    const claimed = await claim(ctx.deps, channelId, key, fingerprint, staleMs);
+    // A claim held longer than a request can take belongs to a process that stopped.
+    const claimed = await claim(ctx.deps, channelId, key, fingerprint, requestLeaseMs(ctx.deps));
     if (claimed.kind === 'replay') {
+      const stored = claimed.response.body as { body: Record<string, unknown>; location: string | null };
       c.header('Idempotent-Replayed', 'true');
-      const stored = claimed.response.body as Record<string, unknown>;
-      return c.json({ ...stored, meta: meta(c) }, claimed.response.status as ContentfulStatusCode);
+      if (stored.location) c.header('Location', stored.location);
+      return c.json({ ...stored.body, meta: meta(c) }, claimed.response.status as ContentfulStatusCode);
     }
     try {
       await next();
@@ -43,7 +44,7 @@ export function idempotency(): MiddlewareHandler<HttpEnv> {
     let stored: unknown = null;
     if (status < 500) {
       const { meta: _meta, ...rest } = (await c.res.clone().json()) as Record<string, unknown>;
-      stored = rest;
+      stored = { body: rest, location: c.res.headers.get('location') };
     }
     await settle(ctx.deps, channelId, key, { status, body: stored });
   };

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../src/services/operator.js';
 import { runBookingSync } from '../src/services/bookingSync.js';
+import { requestLeaseMs } from '../src/services/bookings.js';
 import { startSimulator, type RunningSimulator } from '../src/simulator/server.js';
 import type { UpstreamBooking } from '../src/upstream/protocol.js';
 import { bookAtProvider, channelState, checkInvariants, insertProcessingBooking } from './helpers/bookingInvariants.js';
@@ -443,7 +444,8 @@ describe('the partner and the sweeper at once (production)', () => {
 });
 
 describe('a crash between the steps (production)', () => {
-  const old = () => new Date(t.service.deps.clock().getTime() - BOOKING_TIMEOUT_MS - 60_000);
+  // Older than the longest a request can take (its lease): no request can still be running for it.
+  const old = () => new Date(t.service.deps.clock().getTime() - requestLeaseMs(t.service.deps) - 1_000);
 
   it('a processing row the provider holds: the sweeper confirms it, with its events', async () => {
     const { who, api, checkin, checkout } = await scenario();
@@ -485,7 +487,7 @@ describe('a crash between the steps (production)', () => {
     await runBookingSync(t.service.deps);
     expect((await only(who)).status).toBe('processing');
     // Settle it for the invariants: once old, the sweeper voids it.
-    clockOffsetMs = BOOKING_TIMEOUT_MS + 60_000;
+    clockOffsetMs = requestLeaseMs(t.service.deps) + 1_000;
     await runBookingSync(t.service.deps);
     expect((await only(who)).status).toBe('void');
     expect(row.id).toBe((await only(who)).id);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBookingSync } from '../src/services/bookingSync.js';
 import { checkinInstant } from '../src/services/cancellation.js';
 import { startSimulator } from '../src/simulator/server.js';
+import { offerClaims } from '../src/services/tokens.js';
 import type { IssuedCredentials } from '../src/services/operator.js';
 import { day, v1, type Offer } from './helpers/flow.js';
 import { startTestService, type TestService } from './helpers/service.js';
@@ -117,6 +118,9 @@ describe('POST /bookings', () => {
       ].sort(),
     );
     expect(await eventsOf(sandbox, data.id)).toEqual(['reservation.created', 'reservation.confirmed']);
+    // The policy the price check showed travels in the token, and the booking keeps it.
+    const claims = await sandbox.service.deps.tokens.verify('book', offer.bookToken, offerClaims, { now: new Date(), channelId: creds.user_id });
+    expect(claims.cancellation_policy).toBe(offer.cancellationPolicy);
     // The sandbox never touches the balance.
     expect(await balanceOf(sandbox, creds.user_id)).toBe(5_000_000n);
   });
@@ -238,6 +242,7 @@ describe('POST /bookings', () => {
       const againBody = await again.json();
       expect(again.status).toBe(201);
       expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.headers.get('location')).toBe(first.headers.get('location'));
       expect(againBody.data).toEqual(firstBody.data);
       expect(againBody.meta.request_id).not.toBe(firstBody.meta.request_id);
       expect(await sandbox.service.deps.db.prisma.booking.count({ where: { channelId: creds.user_id, bookerName: 'Han' } })).toBe(1);
@@ -353,6 +358,8 @@ describe('GET /bookings and /bookings/{id}', () => {
     ['page=0', 'page'],
     ['status=bogus', 'status'],
     ['checkin_from=2026-13-01', 'checkin_from'],
+    ['checkin_from=0000-01-01', 'checkin_from'],
+    ['created_to=0000-01-01', 'created_to'],
     [`checkin_from=${day(10)}&checkin_to=${day(5)}`, 'checkin_to'],
     [`created_from=${day(1)}&created_to=${day(0)}`, 'created_to'],
   ])('400 VALIDATION_ERROR for %s', async (query, field) => {
@@ -579,9 +586,11 @@ describe('state machine: property-reported statuses', () => {
     expect((await (await api.get(id)).json()).data.status).toBe('checked_in');
     expect((await (await api.get(pending)).json()).data.status).toBe('confirmed');
     expect(await eventsOf(sandbox, id)).toEqual(['reservation.created', 'reservation.confirmed', 'reservation.checked_in']);
-    // A second pass changes nothing and writes nothing.
+    // A second pass changes nothing and writes nothing, not even updatedAt.
+    const before = (await (await api.get(pending)).json()).data.updatedAt;
     await runBookingSync(sandbox.service.deps);
     expect(await eventsOf(sandbox, id)).toHaveLength(3);
+    expect((await (await api.get(pending)).json()).data.updatedAt).toBe(before);
   });
 
   it('a pending booking past its payment deadline is cancelled with everything refunded (production)', async () => {
@@ -623,6 +632,39 @@ describe('state machine: property-reported statuses', () => {
       await t.close();
       await provider.close();
     }
+  });
+
+  it('a partner cancelling a pending booking past its payment deadline pays no fee, whatever the policy', async () => {
+    const api = v1(sandbox, await sandbox.channel());
+    const offer = await api.offer({ from: 156, policy: 'non_refundable' });
+    const { data } = await (await api.book({ book_token: offer.bookToken, booker_name: 'Late' }, { 'x-test-scenario': 'pending' })).json();
+    expect((await (await api.call('GET', `/bookings/${data.id}/cancellation-fee`)).json()).data.cancellation_fee).toBe(offer.amount);
+    offsetMs = 25 * 3_600_000;
+    try {
+      const cancelled = (await (await api.cancel(data.id)).json()).data;
+      expect(cancelled).toMatchObject({ cancellation_fee: 0, refund_amount: offer.amount });
+    } finally {
+      offsetMs = 0;
+    }
+  });
+
+  it('a pending booking the provider confirmed before its deadline is confirmed by the sweep, not cancelled', async () => {
+    const api = v1(sandbox, await sandbox.channel());
+    const offer = await api.offer({ from: 158 });
+    const { data } = await (await api.book({ book_token: offer.bookToken, booker_name: 'InTime' }, { 'x-test-scenario': 'pending' })).json();
+    await fetch(`${sandbox.service.simulatorUrl}/_control/bookings/${data.id}/status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'confirmed' }),
+    });
+    offsetMs = 25 * 3_600_000;
+    try {
+      await runBookingSync(sandbox.service.deps);
+    } finally {
+      offsetMs = 0;
+    }
+    expect((await (await api.get(data.id)).json()).data.status).toBe('confirmed');
+    expect((await sandbox.service.deps.upstream.getBooking(data.id))?.status).toBe('confirmed');
   });
 
   it('a pending booking gets a payment deadline no later than check-in', async () => {

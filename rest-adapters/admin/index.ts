@@ -11,6 +11,7 @@ import { isLoopback, router, type HttpEnv } from '../http.js';
 import { toWire as channelToWire } from '../v1/channels.js';
 import { reportStatus, runBookingSync } from '../../src/services/bookingSync.js';
 import { toBookingRecord } from '../../src/services/bookings.js';
+import { OPERATOR_REPORTABLE } from '../../src/services/bookingStates.js';
 
 /**
  * The operator API under /admin/v1, used by `npm run admin`. Not part of the partner contract:
@@ -129,12 +130,10 @@ const topUp = createRoute({
   responses: { 200: anyJson },
 });
 
-export const REPORTABLE_STATUSES = ['confirmed', 'failed', 'checked_in', 'checked_out', 'no_show'] as const;
-
 const bookingStatus = createRoute({
   method: 'post',
   path: '/bookings/{id}/status',
-  request: { params: idParam, ...json(z.object({ status: z.enum(REPORTABLE_STATUSES) }).strict()) },
+  request: { params: idParam, ...json(z.object({ status: z.enum(OPERATOR_REPORTABLE) }).strict()) },
   responses: { 200: anyJson },
 });
 

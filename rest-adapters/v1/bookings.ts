@@ -103,7 +103,7 @@ const UpdateBookingWire = z
 
 const BookingId = z.object({ id: z.string().min(1).max(64).openapi({ description: 'Booking id (uuid)' }) });
 
-const dateQuery = z.iso.date('a date, YYYY-MM-DD');
+const dateQuery = bookingRules.date;
 
 const ListQuery = z.object({
   page: intParam(z.int().min(1).max(1_000_000)).optional().default(1),

@@ -274,7 +274,7 @@ const optional = <T extends z.ZodType>(rule: T) => rule.nullish().transform((v) 
 /** A PATCH field: absent stays absent (unchanged), null clears. */
 const clearable = <T extends z.ZodType>(rule: T) => rule.nullable().optional();
 
-const dateRule = z.iso.date('a date, YYYY-MM-DD');
+const dateRule = bookingRules.date;
 
 const bookingId = z.string().min(1).max(64);
 

@@ -77,8 +77,6 @@ const RULES: Rule[] = [
   { from: 'checked_in', trigger: 'checked_out', to: 'checked_out', events: ['reservation.checked_out'] },
 ];
 
-export const TERMINAL: ReadonlySet<BookingStatus> = new Set(['void', 'cancelled', 'failed', 'checked_out', 'no_show', 'completed']);
-
 export class InvalidTransitionError extends ConflictError {
   constructor(from: BookingStatus, to: BookingStatus | Trigger) {
     super('INVALID_TRANSITION', `A booking that is ${from} cannot become ${to}`, { from, to });
@@ -103,11 +101,6 @@ export function canTransition(from: BookingStatus, trigger: Trigger): boolean {
   return RULES.some((r) => r.from === from && r.trigger === trigger);
 }
 
-/** The statuses from which `trigger` is allowed (for conditional updates). */
-export function sourcesOf(trigger: Trigger): BookingStatus[] {
-  return RULES.filter((r) => r.trigger === trigger).map((r) => r.from);
-}
-
 /** The trigger a status the property reports stands for (operator CLI and provider sync). */
 export const REPORTED: Partial<Record<BookingStatus, Trigger>> = {
   confirmed: 'provider_confirmed',
@@ -117,6 +110,9 @@ export const REPORTED: Partial<Record<BookingStatus, Trigger>> = {
   no_show: 'no_show',
   cancelled: 'cancelled',
 };
+
+/** What an operator may report with `booking:status` (a cancellation goes through the cancel flow). */
+export const OPERATOR_REPORTABLE = ['confirmed', 'failed', 'checked_in', 'checked_out', 'no_show'] as const satisfies readonly BookingStatus[];
 
 /**
  * The chain of triggers that takes a booking from `from` to the reported status `to`, following

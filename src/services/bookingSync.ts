@@ -1,12 +1,14 @@
 import type { AppDeps } from '../context.js';
 import type { Booking } from '../generated/prisma/client.js';
 import type { UpstreamBooking } from '../upstream/protocol.js';
-import { pathTo, REPORTED, type BookingStatus, type Trigger } from './bookingStates.js';
+import { OPERATOR_REPORTABLE, pathTo, type BookingStatus, type Trigger } from './bookingStates.js';
 import {
   applyReported,
   cancelAtProvider,
   completeCancel,
   failPending,
+  isUuid,
+  requestLeaseMs,
   revertCancel,
   settleCreation,
   voidAttempt,
@@ -41,7 +43,8 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
   const report: SyncReport = { expired: 0, settled: 0, cleaned: 0, moved: 0, failures: 0 };
   const { prisma } = deps.db;
   const now = deps.clock();
-  const stale = new Date(now.getTime() - deps.config.upstream.bookingTimeoutMs - 30_000);
+  // Rows whose request cannot still be running: older than the longest a request can take.
+  const stale = new Date(now.getTime() - requestLeaseMs(deps));
 
   const overdue = await prisma.booking.findMany({
     where: { status: 'pending', paymentDeadline: { lte: now } },
@@ -49,8 +52,14 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
     take: BATCH,
   });
   await each(deps, overdue, report, async (booking) => {
-    // Cancel at the provider first: a booking it confirmed meanwhile must not stay confirmed there
-    // while it is cancelled here. If it cannot be told now, the next run tries again.
+    // A provider that confirmed it in time wins: ask first, and apply its answer.
+    const provider = await deps.upstream.getBooking(booking.id);
+    if (provider && provider.status !== 'pending') {
+      if (pathTo(booking.status, provider.status) !== null) report.moved += await applyProviderStatus(deps, booking, provider.status, provider);
+      return;
+    }
+    // Still pending there: cancel at the provider first, so it does not stay booked there while
+    // it is cancelled here. If it cannot be told now, the next run tries again.
     const told = await cancelAtProvider(deps, booking.id);
     if (told === 'refused' || told === 'failed') {
       await syncOne(deps, booking);
@@ -69,7 +78,8 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
     if (booking.status === 'processing') {
       // No answer was given for it (the process stopped): the provider's view decides.
       if (provider) await settleCreation(deps, booking, provider);
-      else await voidAttempt(deps, booking, false);
+      // Keep watching the reference: a booking request may still reach the provider late.
+      else await voidAttempt(deps, booking, true);
     } else if (provider?.status === 'cancelled' || provider === null) {
       await completeCancel(deps, booking, booking.cancelRequestedAt ?? now);
     } else {
@@ -161,9 +171,9 @@ async function step(deps: AppDeps, booking: Booking, trigger: Trigger, provider?
 
 /** The operator's `booking:status`: a status the property reports, with its events. */
 export async function reportStatus(deps: AppDeps, id: string, status: BookingStatus): Promise<Booking> {
-  const booking = /^[0-9a-f-]{36}$/i.test(id) ? await deps.db.prisma.booking.findUnique({ where: { id } }) : null;
+  const booking = isUuid(id) ? await deps.db.prisma.booking.findUnique({ where: { id } }) : null;
   if (!booking || booking.status === 'processing' || booking.status === 'void') throw new NotFoundError(`Booking ${id} was not found`);
-  if (!(status in REPORTED) || status === 'cancelled') {
+  if (!(OPERATOR_REPORTABLE as readonly string[]).includes(status)) {
     throw new ConflictError('INVALID_TRANSITION', `A property cannot report ${status}`, { from: booking.status, to: status });
   }
   await applyProviderStatus(deps, booking, status);

@@ -4,12 +4,12 @@ import { principalOf, type AppDeps, type RequestContext } from '../context.js';
 import { TRANSACTION_OPTIONS } from '../db/client.js';
 import { Prisma, type Booking } from '../generated/prisma/client.js';
 import type { RoomOccupancy, Scenario, UpstreamBooking } from '../upstream/protocol.js';
-import { transition, isVisible, VISIBLE_STATUSES, type BookingEventType, type BookingStatus, type Trigger, type VisibleStatus } from './bookingStates.js';
-import { cancellationCharges, checkinInstant, type CancellationCharges } from './cancellation.js';
+import { canTransition, transition, isVisible, VISIBLE_STATUSES, type BookingEventType, type BookingStatus, type Trigger, type VisibleStatus } from './bookingStates.js';
+import { cancellationCharges, checkinInstant, freeCancellationBefore, type CancellationCharges } from './cancellation.js';
 import { ConflictError, NotFoundError, UnprocessableError, UpstreamError, ValidationError } from './errors.js';
 import { post } from './ledger.js';
 import { convertFromKrw, positiveAmount, type Amount } from './money.js';
-import { getProperty, type CancellationPolicyType } from './properties.js';
+import type { CancellationPolicyType } from './properties.js';
 import { pageOf, partySize, type Page } from './search.js';
 import { offerClaims, TokenError, type OfferClaims } from './tokens.js';
 
@@ -31,6 +31,23 @@ import { offerClaims, TokenError, type OfferClaims } from './tokens.js';
  */
 
 export type { Booking };
+
+/**
+ * The longest a creation or cancellation request can take: two provider calls (booking and its
+ * compensating cancel) and two transactions, each waited for and run to its limit, plus a margin.
+ * The sweeper leaves `processing` and `cancelling` rows alone until then, and an Idempotency-Key
+ * is held as long.
+ */
+export function requestLeaseMs(deps: Pick<AppDeps, 'config'>): number {
+  const transaction = TRANSACTION_OPTIONS.maxWait + TRANSACTION_OPTIONS.timeout;
+  return 2 * deps.config.upstream.bookingTimeoutMs + 2 * transaction + 30_000;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(id: string): boolean {
+  return UUID.test(id);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Input rules, written once; REST (snake_case) and GraphQL (camelCase) build their schemas from them.
@@ -55,6 +72,8 @@ export const bookingRules = {
   specialRequests: z.string().max(500, 'at most 500 characters'),
   saleAmount: positiveAmount,
   channelBookingNumber: z.string().trim().min(1, 'must not be empty').max(100),
+  /** A date filter: ISO 8601, within what the database stores (year 0000 is not a date there). */
+  date: z.iso.date('a date, YYYY-MM-DD').refine((d) => d >= '1900-01-01', 'a date from 1900-01-01 on'),
 };
 
 export interface GuestDetails {
@@ -269,11 +288,14 @@ export async function createBooking(ctx: RequestContext, input: CreateBookingInp
   const { deps } = ctx;
   const offer = await verifyBookToken(ctx, input.bookToken);
 
-  // Content (names, time zone, policy) before anything is written: failing here changes nothing.
-  const property = await getProperty(ctx, offer.property_id);
-  const room = property.roomTypes.find((r) => r.id === offer.roomtype_id);
+  // Content (names, time zone) before anything is written: failing here changes nothing. A
+  // property, room or rate the provider no longer offers cannot be booked: sold out.
+  const property = await ctx.loaders.property.load(offer.property_id);
+  const room = property?.roomTypes.find((r) => r.id === offer.roomtype_id);
   const plan = room?.ratePlans.find((p) => p.id === offer.rateplan_id);
-  if (!room || !plan) throw new SoldOutError();
+  if (!property || !room || !plan) throw new SoldOutError();
+  // The policy shown at the price check, signed into the token, is the one the booking keeps.
+  const policy = offer.cancellation_policy ?? plan.cancellationPolicy;
 
   const now = deps.clock();
   const party = partySize(offer.occupancy);
@@ -315,11 +337,8 @@ export async function createBooking(ctx: RequestContext, input: CreateBookingInp
     requestCurrency: offer.currency,
     requestAmount: convertFromKrw(amount, offer.currency),
     charged,
-    cancellationPolicy: plan.cancellationPolicy,
-    cancellationDeadline: cancellationCharges(
-      { cancellationPolicy: plan.cancellationPolicy, totalAmount: amount, checkin: offer.checkin, timezone: property.timezone },
-      now,
-    ).freeCancellationBefore,
+    cancellationPolicy: policy,
+    cancellationDeadline: freeCancellationBefore(policy, offer.checkin, property.timezone),
     paymentDeadline: null,
     cancelRequestedAt: null,
     cancelledAt: null,
@@ -369,16 +388,27 @@ async function bookWithProvider(deps: AppDeps, booking: Booking, occupancy: Room
     // late: tell it to cancel now (idempotent), and unless it answered that it holds the booking
     // cancelled, leave the row marked so the sweeper checks again once no request can be in flight.
     const cancelled = (await cancelAtProvider(deps, booking.id)) === 'cancelled';
-    await voidAttempt(deps, booking, !cancelled);
+    if (!(await voidAttempt(deps, booking, !cancelled))) return settledMeanwhile(deps, booking, error);
     throw error;
   }
   if (!answer.ok) {
-    await voidAttempt(deps, booking, false);
-    throw answer.reason === 'price_mismatch' ? new PriceChangedError() : new SoldOutError();
+    const refusal = answer.reason === 'price_mismatch' ? new PriceChangedError() : new SoldOutError();
+    if (!(await voidAttempt(deps, booking, false))) return settledMeanwhile(deps, booking, refusal);
+    throw refusal;
   }
   const settled = await settleCreation(deps, booking, answer.booking);
   if (settled.status === 'void') throw new SoldOutError();
   return settled;
+}
+
+/**
+ * The attempt could not be voided because something settled it first (a sweeper, long after
+ * the request's lease): answer with what it became rather than a failure that is not true.
+ */
+async function settledMeanwhile(deps: AppDeps, booking: Booking, failure: unknown): Promise<Booking> {
+  const current = await deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.id } });
+  if (isVisible(current.status)) return current;
+  throw failure;
 }
 
 /** Step 3 on a provider answer: confirmed or pending with their events; anything else is void. */
@@ -413,11 +443,12 @@ function paymentDeadline(deps: AppDeps, booking: Booking, now: Date): Date {
 }
 
 /** The attempt booked nothing: void, token free again, the charge given back once. */
-export async function voidAttempt(deps: AppDeps, booking: Booking, upstreamCleanup: boolean): Promise<void> {
+export async function voidAttempt(deps: AppDeps, booking: Booking, upstreamCleanup: boolean): Promise<boolean> {
   const now = deps.clock();
-  await transact(deps, async (tx) => {
+  return transact(deps, async (tx) => {
     const voided = await move(tx, booking, 'provider_refused', { bookTokenJti: null, upstreamCleanup }, now);
     if (voided && voided.charged) await post(tx, voided.channelId, voided.totalAmount, 'booking_void', voided.id);
+    return voided !== null;
   });
 }
 
@@ -442,12 +473,10 @@ export async function cancelAtProvider(deps: AppDeps, reference: string): Promis
 // ---------------------------------------------------------------------------------------------
 // Read
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** A booking of the caller's channel; anything else (another channel's, malformed id) is 404. */
 export async function getBooking(ctx: RequestContext, id: string): Promise<Booking> {
   const channelId = principalOf(ctx).channelId;
-  const booking = UUID.test(id)
+  const booking = isUuid(id)
     ? await ctx.deps.db.prisma.booking.findFirst({ where: { id: id.toLowerCase(), channelId, status: { in: [...VISIBLE_STATUSES] } } })
     : null;
   if (!booking) throw new NotFoundError(`Booking ${id} was not found`);
@@ -545,14 +574,18 @@ export async function updateBooking(ctx: RequestContext, id: string, patch: Gues
 // ---------------------------------------------------------------------------------------------
 // Cancel
 
-const CANCELLABLE: ReadonlySet<BookingStatus> = new Set(['pending', 'confirmed']);
-
 function refuseCancel(booking: Booking): void {
   if (booking.status === 'cancelled' || booking.status === 'cancelling') throw new AlreadyCancelledError(booking.id, booking.status);
-  if (!CANCELLABLE.has(booking.status)) throw new NotCancellableError(booking.id, booking.status);
+  if (!canTransition(booking.status, 'cancel_requested')) throw new NotCancellableError(booking.id, booking.status);
 }
 
+/**
+ * Fee and refund of cancelling `booking` at `at`. A pending booking past its payment deadline was
+ * never confirmed in time: whoever cancels it (the sweeper, the sync, the partner), it is free.
+ */
 export function chargesOf(booking: Booking, at: Date, options: { waived?: boolean } = {}): CancellationCharges {
+  const wasPending = booking.status === 'pending' || (booking.status === 'cancelling' && booking.previousStatus === 'pending');
+  const overdue = wasPending && booking.paymentDeadline !== null && booking.paymentDeadline <= at;
   return cancellationCharges(
     {
       cancellationPolicy: (booking.cancellationPolicy ?? 'non_refundable') as CancellationPolicyType,
@@ -561,7 +594,7 @@ export function chargesOf(booking: Booking, at: Date, options: { waived?: boolea
       timezone: booking.timezone,
     },
     at,
-    options,
+    { waived: options.waived || overdue },
   );
 }
 
@@ -617,7 +650,10 @@ export async function cancelBooking(ctx: RequestContext, id: string): Promise<Bo
     throw new NotCancellableError(started.id, started.previousStatus ?? started.status);
   }
   if (answer === null) deps.logger.warn({ booking: started.id }, 'provider does not know a booking being cancelled; cancelling here');
-  return completeCancel(deps, started, now);
+  const done = await completeCancel(deps, started, now);
+  // Only a sweeper acting on this row after the request's lease could have moved it meanwhile.
+  if (done.status !== 'cancelled') throw new ConflictError('BOOKING_CHANGED', 'The booking changed while it was being cancelled; read it and retry');
+  return done;
 }
 
 /** Makes a booking cancelled with the charges of `at`, and refunds once. Used by every cancellation. */

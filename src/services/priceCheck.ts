@@ -65,6 +65,7 @@ export async function priceCheck(ctx: RequestContext, token: string): Promise<Pr
       ...stripRegistered(offer),
       total_inclusive: amountToNumber(pricing.billableInclusive),
       total_exclusive: amountToNumber(pricing.billableExclusive),
+      cancellation_policy: plan.cancellationPolicy,
     },
     { now, ttlSeconds: BOOK_TOKEN_TTL_SECONDS },
   );

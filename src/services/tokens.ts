@@ -38,6 +38,8 @@ export const offerClaims = z.object({
   currency: currencySchema,
   total_inclusive: z.int().nonnegative(),
   total_exclusive: z.int().nonnegative(),
+  /** Book tokens: the policy the price check showed, which the booking keeps. */
+  cancellation_policy: z.enum(['flexible', 'moderate', 'strict', 'non_refundable']).optional(),
 });
 export type OfferClaims = z.infer<typeof offerClaims>;
 
