@@ -33,12 +33,38 @@ export function zodIssues(error: ZodError): FieldIssue[] {
   }));
 }
 
-export function validationErrorFrom(error: ZodError, target?: string): ValidationError {
-  const fields = zodIssues(error).map((f) =>
+function fieldIssuesFrom(error: ZodError, target?: string): FieldIssue[] {
+  return zodIssues(error).map((f) =>
     // A query or path parameter is named as it is sent.
     f.field === '(body)' && target && target !== 'json' && target !== 'form' ? { ...f, field: `(${target})` } : f,
   );
-  return new ValidationError(fields);
+}
+
+export function validationErrorFrom(error: ZodError, target?: string): ValidationError {
+  return new ValidationError(fieldIssuesFrom(error, target));
+}
+
+/**
+ * v2's name for a bad request (DECISIONS.md "v2 details"): 400 `INVALID_REQUEST`, with the same
+ * `details.fields` as v1's VALIDATION_ERROR.
+ */
+export function invalidRequest(fields: FieldIssue[], message = 'The request is not valid'): AppError {
+  return new AppError(400, 'INVALID_REQUEST', message, { fields });
+}
+
+export function invalidRequestFrom(error: ZodError, target?: string): AppError {
+  return invalidRequest(fieldIssuesFrom(error, target));
+}
+
+/**
+ * An error as v2 answers it: v1's VALIDATION_ERROR (thrown by a service rule, or a malformed JSON
+ * body) becomes INVALID_REQUEST with the same details; everything else is unchanged.
+ */
+export function v2Error(error: unknown): AppError {
+  const appError = classify(error);
+  return appError.code === 'VALIDATION_ERROR'
+    ? new AppError(400, 'INVALID_REQUEST', appError.message, appError.details, appError.headers)
+    : appError;
 }
 
 /** Anything thrown while serving a request, as the client should see it. */
@@ -117,15 +143,32 @@ const errorDescriptions: Record<number, string> = {
   502: 'UPSTREAM_ERROR: the inventory provider failed',
 };
 
-/** OpenAPI `responses` entries for the given error statuses, all in the error envelope. */
-export function errorResponses(...statuses: number[]) {
+const v2ErrorDescriptions: Record<number, string> = {
+  ...errorDescriptions,
+  400: 'INVALID_REQUEST: a missing or malformed parameter (details.fields names each), or INVALID_TOKEN',
+  403: 'INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token',
+  409: 'TOKEN_ALREADY_USED, or a conflict with the current state',
+  410: 'TOKEN_EXPIRED: restart at step 1',
+};
+
+function responsesOf(descriptions: Record<number, string>, statuses: number[]) {
   return Object.fromEntries(
     statuses.map((status) => [
       status,
       {
-        description: errorDescriptions[status] ?? 'Error',
+        description: descriptions[status] ?? 'Error',
         content: { 'application/json': { schema: ErrorEnvelope } },
       },
     ]),
   );
+}
+
+/** OpenAPI `responses` entries for the given error statuses, all in the error envelope. */
+export function errorResponses(...statuses: number[]) {
+  return responsesOf(errorDescriptions, statuses);
+}
+
+/** The same for v2 routes, whose codes differ (INVALID_REQUEST, the token errors of spec §7). */
+export function v2ErrorResponses(...statuses: number[]) {
+  return responsesOf(v2ErrorDescriptions, statuses);
 }

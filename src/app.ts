@@ -11,6 +11,7 @@ import { adminRoutes } from '../rest-adapters/admin/index.js';
 import { errorResponse } from '../rest-adapters/envelope.js';
 import { authContext, requestId, type HttpEnv } from '../rest-adapters/http.js';
 import { v1Routes } from '../rest-adapters/v1/index.js';
+import { v2Routes } from '../rest-adapters/v2/index.js';
 import type { Config } from './config.js';
 import { createRequestContext, type AppDeps } from './context.js';
 import { openDatabase } from './db/client.js';
@@ -121,6 +122,7 @@ export async function createService(
   app.use('/graphql', authContext(deps, { lenient: true }));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { ctx: c.get('ctx') }));
   app.route('/channel/v1', v1Routes(deps));
+  app.route('/api/channel/v2', v2Routes(deps));
   app.route('/admin/v1', adminRoutes(deps));
 
   let server: ServerType | undefined;
