@@ -284,131 +284,193 @@ export async function verifyBookToken(ctx: RequestContext, token: string): Promi
 }
 
 export async function createBooking(ctx: RequestContext, input: CreateBookingInput): Promise<Booking> {
-  const { channelId, appId } = principalOf(ctx);
-  const { deps } = ctx;
   const offer = await verifyBookToken(ctx, input.bookToken);
-
-  // Content (names, time zone) before anything is written: failing here changes nothing. A
-  // property, room or rate the provider no longer offers cannot be booked: sold out.
-  const property = await ctx.loaders.property.load(offer.property_id);
-  const room = property?.roomTypes.find((r) => r.id === offer.roomtype_id);
-  const plan = room?.ratePlans.find((p) => p.id === offer.rateplan_id);
-  if (!property || !room || !plan) throw new SoldOutError();
-  // The policy shown at the price check, signed into the token, is the one the booking keeps.
-  const policy = offer.cancellation_policy ?? plan.cancellationPolicy;
-
-  const now = deps.clock();
-  const party = partySize(offer.occupancy);
-  const amount = BigInt(offer.total_inclusive);
-  const charged = deps.config.env === 'production';
-  const id = randomUUID();
-  const booking: Booking = {
-    id,
-    channelId,
-    appId,
-    bookTokenJti: offer.jti,
-    status: 'processing',
-    previousStatus: null,
-    hubBookingNumber: null,
-    channelBookingNumber: input.channelBookingNumber ?? null,
-    propertyId: property.id,
-    propertyName: input.propertyName ?? property.name,
-    roomtypeId: room.id,
-    roomType: input.roomType ?? room.name,
-    rateplanId: plan.id,
-    ratePlan: input.ratePlan ?? plan.name,
-    checkin: dateValue(offer.checkin),
-    checkout: dateValue(offer.checkout),
-    timezone: property.timezone,
-    occupancy: offer.occupancy,
-    guestsAdult: input.guestsAdult ?? party.adults,
-    guestsChild: input.guestsChild ?? party.children,
-    bookerName: input.bookerName,
-    bookerEmail: input.bookerEmail ?? null,
-    guestFirstName: input.guestFirstName ?? null,
-    guestLastName: input.guestLastName ?? null,
-    guestPhone: input.guestPhone ?? null,
-    guestCountry: input.guestCountry ?? null,
-    specialRequests: input.specialRequests ?? null,
-    totalAmount: amount,
-    netAmount: amount,
-    saleAmount: input.saleAmount ?? null,
-    currency: 'KRW',
-    requestCurrency: offer.currency,
-    requestAmount: convertFromKrw(amount, offer.currency),
-    charged,
-    cancellationPolicy: policy,
-    cancellationDeadline: freeCancellationBefore(policy, offer.checkin, property.timezone),
-    paymentDeadline: null,
-    cancelRequestedAt: null,
-    cancelledAt: null,
-    refundAmount: null,
-    cancellationFee: null,
-    upstreamCleanup: false,
-    syncedAt: null,
-    createdAt: now,
-    updatedAt: now,
-  };
-
-  try {
-    await transact(deps, async (tx) => {
-      await tx.booking.create({ data: { ...booking, occupancy: offer.occupancy as unknown as Prisma.InputJsonValue } });
-      // Production pays from the balance; the conditional debit refuses (402) rather than go below zero.
-      if (charged) await post(tx, channelId, -amount, 'booking_charge', id);
-    });
-  } catch (error) {
-    if (!isUniqueViolation(error)) throw error;
-    const used = await deps.db.prisma.booking.findUnique({ where: { bookTokenJti: offer.jti }, select: { id: true } });
-    throw new BookTokenError('BOOK_TOKEN_USED', 'This book_token has already made a booking', { booking_id: used?.id ?? null });
-  }
-  return bookWithProvider(deps, booking, offer.occupancy, ctx.scenario);
+  // A v1 booking is one row for the whole party, and its own itinerary.
+  const [booking] = await bookOffers(ctx, [{ offer, rooms: [{ occupancy: offer.occupancy, details: input }] }]);
+  return booking!;
 }
 
-/** Steps 2 and 3 of a creation. The caller leaving does not stop it: the booking call runs to its deadline. */
-async function bookWithProvider(deps: AppDeps, booking: Booking, occupancy: RoomOccupancy[], scenario: Scenario | undefined): Promise<Booking> {
-  let answer;
-  try {
-    answer = await deps.upstream.book(
-      {
-        reference: booking.id,
-        property_id: booking.propertyId,
-        roomtype_id: booking.roomtypeId,
-        rateplan_id: booking.rateplanId,
-        checkin: dateOnly(booking.checkin),
-        checkout: dateOnly(booking.checkout),
-        occupancy,
-        total: Number(booking.totalAmount),
-        guest: { first_name: booking.guestFirstName, last_name: booking.guestLastName, name: booking.bookerName },
-      },
-      { scenario },
-    );
-  } catch (error) {
-    if (!(error instanceof UpstreamError)) throw error;
-    // The provider may have booked before failing to answer, or the request may still reach it
-    // late: tell it to cancel now (idempotent), and unless it answered that it holds the booking
-    // cancelled, leave the row marked so the sweeper checks again once no request can be in flight.
-    const cancelled = (await cancelAtProvider(deps, booking.id)) === 'cancelled';
-    if (!(await voidAttempt(deps, booking, !cancelled))) return settledMeanwhile(deps, booking, error);
-    throw error;
-  }
-  if (!answer.ok) {
-    const refusal = answer.reason === 'price_mismatch' ? new PriceChangedError() : new SoldOutError();
-    if (!(await voidAttempt(deps, booking, false))) return settledMeanwhile(deps, booking, refusal);
-    throw refusal;
-  }
-  const settled = await settleCreation(deps, booking, answer.booking);
-  if (settled.status === 'void') throw new SoldOutError();
-  return settled;
+/** One room of an offer to book, with its occupancy and its guest and booking details. */
+export interface RoomToBook {
+  occupancy: RoomOccupancy[];
+  details: Omit<CreateBookingInput, 'bookToken'>;
+  bedGroupId?: string | undefined;
+}
+
+/** A verified book token and the bookings to make of it (one for v1; one per room for v2). */
+export interface OfferToBook {
+  offer: OfferClaims & { jti: string };
+  rooms: RoomToBook[];
 }
 
 /**
- * The attempt could not be voided because something settled it first (a sweeper, long after
- * the request's lease): answer with what it became rather than a failure that is not true.
+ * Books every room of `offers` as one itinerary, all or nothing: one transaction writes every
+ * row (`processing`) with its own charge; the provider books each; then every row is settled.
+ * If the provider refuses or fails any room, the rooms it booked are cancelled there and every
+ * row is void with its charge given back. The token's amount is split evenly over its rooms
+ * (any remainder on the first), so the rows add up to exactly what the token carries.
  */
-async function settledMeanwhile(deps: AppDeps, booking: Booking, failure: unknown): Promise<Booking> {
-  const current = await deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.id } });
-  if (isVisible(current.status)) return current;
-  throw failure;
+export async function bookOffers(ctx: RequestContext, offers: OfferToBook[]): Promise<Booking[]> {
+  const { channelId, appId } = principalOf(ctx);
+  const { deps } = ctx;
+  const now = deps.clock();
+  const charged = deps.config.env === 'production';
+  const itineraryId = randomUUID();
+  const rows: { booking: Booking; occupancy: RoomOccupancy[] }[] = [];
+
+  for (const { offer, rooms } of offers) {
+    // Content (names, time zone) before anything is written: failing here changes nothing. A
+    // property, room or rate the provider no longer offers cannot be booked: sold out.
+    const property = await ctx.loaders.property.load(offer.property_id);
+    const room = property?.roomTypes.find((r) => r.id === offer.roomtype_id);
+    const plan = room?.ratePlans.find((p) => p.id === offer.rateplan_id);
+    if (!property || !room || !plan) throw new SoldOutError();
+    // The policy shown at the price check, signed into the token, is the one the booking keeps.
+    const policy = offer.cancellation_policy ?? plan.cancellationPolicy;
+    const total = BigInt(offer.total_inclusive);
+    const share = total / BigInt(rooms.length);
+    rooms.forEach((part, index) => {
+      const amount = index === 0 ? total - share * BigInt(rooms.length - 1) : share;
+      const party = partySize(part.occupancy);
+      const input = part.details;
+      const id = rows.length === 0 ? itineraryId : randomUUID();
+      rows.push({
+        occupancy: part.occupancy,
+        booking: {
+          id,
+          channelId,
+          appId,
+          bookTokenJti: offer.jti,
+          tokenRoom: index,
+          itineraryId,
+          bedGroupId: part.bedGroupId ?? null,
+          status: 'processing',
+          previousStatus: null,
+          hubBookingNumber: null,
+          channelBookingNumber: input.channelBookingNumber ?? null,
+          propertyId: property.id,
+          propertyName: input.propertyName ?? property.name,
+          roomtypeId: room.id,
+          roomType: input.roomType ?? room.name,
+          rateplanId: plan.id,
+          ratePlan: input.ratePlan ?? plan.name,
+          checkin: dateValue(offer.checkin),
+          checkout: dateValue(offer.checkout),
+          timezone: property.timezone,
+          occupancy: part.occupancy as unknown as Prisma.JsonValue,
+          guestsAdult: input.guestsAdult ?? party.adults,
+          guestsChild: input.guestsChild ?? party.children,
+          bookerName: input.bookerName,
+          bookerEmail: input.bookerEmail ?? null,
+          guestFirstName: input.guestFirstName ?? null,
+          guestLastName: input.guestLastName ?? null,
+          guestPhone: input.guestPhone ?? null,
+          guestCountry: input.guestCountry ?? null,
+          specialRequests: input.specialRequests ?? null,
+          totalAmount: amount,
+          netAmount: amount,
+          saleAmount: input.saleAmount ?? null,
+          currency: 'KRW',
+          requestCurrency: offer.currency,
+          requestAmount: convertFromKrw(amount, offer.currency),
+          charged,
+          cancellationPolicy: policy,
+          cancellationDeadline: freeCancellationBefore(policy, offer.checkin, property.timezone),
+          paymentDeadline: null,
+          cancelRequestedAt: null,
+          cancelledAt: null,
+          refundAmount: null,
+          cancellationFee: null,
+          upstreamCleanup: false,
+          syncedAt: null,
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
+    });
+  }
+
+  try {
+    await transact(deps, async (tx) => {
+      for (const { booking } of rows) {
+        await tx.booking.create({ data: { ...booking, occupancy: booking.occupancy as Prisma.InputJsonValue } });
+      }
+      // Production pays from the balance, last before the commit (the channel row's lock is held
+      // from the first debit on); a short balance refuses (402) everything.
+      if (charged) for (const { booking } of rows) await post(tx, channelId, -booking.totalAmount, 'booking_charge', booking.id);
+    });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    const jtis = offers.map((o) => o.offer.jti);
+    const used = await deps.db.prisma.booking.findFirst({ where: { bookTokenJti: { in: jtis } }, select: { itineraryId: true } });
+    throw new BookTokenError('BOOK_TOKEN_USED', 'This book token has already made a booking', { booking_id: used?.itineraryId ?? null });
+  }
+  return bookWithProvider(deps, rows, ctx.scenario);
+}
+
+type Outcome = { ok: true; provider: UpstreamBooking } | { ok: false; failure: unknown; maybeBooked: boolean };
+
+/** Steps 2 and 3. The caller leaving does not stop it: the booking calls run to their deadline. */
+async function bookWithProvider(
+  deps: AppDeps,
+  rows: { booking: Booking; occupancy: RoomOccupancy[] }[],
+  scenario: Scenario | undefined,
+): Promise<Booking[]> {
+  const outcomes: Outcome[] = [];
+  // One room after another: after a refusal the rest are not sent.
+  for (const { booking, occupancy } of rows) {
+    if (outcomes.some((o) => !o.ok)) break;
+    try {
+      const answer = await deps.upstream.book(
+        {
+          reference: booking.id,
+          property_id: booking.propertyId,
+          roomtype_id: booking.roomtypeId,
+          rateplan_id: booking.rateplanId,
+          checkin: dateOnly(booking.checkin),
+          checkout: dateOnly(booking.checkout),
+          occupancy,
+          total: Number(booking.totalAmount),
+          guest: { first_name: booking.guestFirstName, last_name: booking.guestLastName, name: booking.bookerName },
+        },
+        { scenario },
+      );
+      if (answer.ok && (answer.booking.status === 'confirmed' || answer.booking.status === 'pending')) {
+        outcomes.push({ ok: true, provider: answer.booking });
+      } else if (answer.ok) {
+        outcomes.push({ ok: false, failure: new SoldOutError(), maybeBooked: false });
+      } else {
+        outcomes.push({ ok: false, failure: answer.reason === 'price_mismatch' ? new PriceChangedError() : new SoldOutError(), maybeBooked: false });
+      }
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      outcomes.push({ ok: false, failure: error, maybeBooked: true });
+    }
+  }
+
+  const failed = outcomes.find((o): o is Extract<Outcome, { ok: false }> => !o.ok);
+  if (!failed) return Promise.all(rows.map(({ booking }, i) => settleCreation(deps, booking, (outcomes[i] as Extract<Outcome, { ok: true }>).provider)));
+
+  // All or nothing: every room the provider booked or may have booked is cancelled there, and
+  // every row is void with its charge given back. Unless the provider answered that it holds a
+  // room cancelled (then a late duplicate of the request finds it cancelled and cannot book
+  // again), the row stays marked so the sweeper checks again once no request can be in flight.
+  const results = await Promise.all(
+    rows.map(async ({ booking }, i) => {
+      const outcome = outcomes[i];
+      const mayHold = outcome === undefined ? false : outcome.ok || outcome.maybeBooked;
+      const cancelled = mayHold ? (await cancelAtProvider(deps, booking.id)) === 'cancelled' : true;
+      return (await voidAttempt(deps, booking, !cancelled)) ? null : booking;
+    }),
+  );
+  // A row something else settled first (a sweeper, long after the request's lease): answer with
+  // what the itinerary became rather than a failure that is not true.
+  if (results.some((r) => r !== null)) {
+    const current = await deps.db.prisma.booking.findMany({ where: { itineraryId: rows[0]!.booking.itineraryId }, orderBy: { tokenRoom: 'asc' } });
+    if (current.every((b) => isVisible(b.status))) return current;
+  }
+  // Rooms are sent one after another and the first failure stops them: it is the answer.
+  throw failed.failure;
 }
 
 /** Step 3 on a provider answer: confirmed or pending with their events; anything else is void. */

@@ -232,6 +232,7 @@ export async function insertProcessingBooking(
         channelId: who.user_id,
         appId: who.app_id,
         bookTokenJti: offer.jti,
+        itineraryId: id,
         status: 'processing',
         propertyId: offer.property_id,
         propertyName: property!.name,
