@@ -8,9 +8,10 @@ import { started, streamResponse } from '../stream.js';
 
 /** Property content (spec §4.3; shapes in DECISIONS.md). */
 
-export const PropertyWire = z
-  .object({
-    id: z.int(),
+/** The property shape, with the id type of a version: v1 integers, v2 strings (spec §9). */
+export function propertyWireWith<I extends z.ZodType>(id: I) {
+  return z.object({
+    id,
     name: z.string(),
     city: z.string(),
     country: z.string().openapi({ description: 'ISO 3166-1 alpha-2', example: 'KR' }),
@@ -20,18 +21,23 @@ export const PropertyWire = z
     longitude: z.number(),
     timezone: z.string().openapi({ example: 'Asia/Seoul' }),
     updated_at: z.iso.datetime(),
-  })
-  .openapi('Property');
+  });
+}
 
-export const RoomTypeWire = z
-  .object({
+export const PropertyWire = propertyWireWith(z.int()).openapi('Property');
+
+/** The room type shape, with the property id type of a version. */
+export function roomTypeWireWith<I extends z.ZodType>(propertyId: I) {
+  return z.object({
     id: z.string(),
-    property_id: z.int(),
+    property_id: propertyId,
     name: z.string(),
     max_occupancy: z.int(),
     bed_groups: z.array(z.object({ id: z.string(), description: z.string() })),
-  })
-  .openapi('RoomType');
+  });
+}
+
+export const RoomTypeWire = roomTypeWireWith(z.int()).openapi('RoomType');
 
 export const RatePlanWire = z
   .object({

@@ -10,9 +10,10 @@ import { currencySchema } from './money.js';
  * under one service secret. They carry the server-side offer (property, room, rate, party,
  * dates, KRW amounts), the channel they were issued to and their expiry, so a client can neither
  * forge nor alter one. Each surface maps a TokenError to its own status (spec §3.2, §7).
+ * v2 page tokens (kind `v2_page`) are signed the same way and carry the provider's cursor.
  */
 
-export const TOKEN_KINDS = ['price_check', 'book', 'v2_price_check', 'v2_book', 'v2_retrieve', 'v2_cancel'] as const;
+export const TOKEN_KINDS = ['price_check', 'book', 'v2_price_check', 'v2_book', 'v2_retrieve', 'v2_cancel', 'v2_page'] as const;
 export type TokenKind = (typeof TOKEN_KINDS)[number];
 
 export type TokenFailure = 'malformed' | 'wrong_type' | 'expired' | 'foreign';
