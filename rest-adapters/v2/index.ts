@@ -4,6 +4,7 @@ import type { AppDeps } from '../../src/context.js';
 import { errorResponse, invalidRequestFrom, v2Error } from '../envelope.js';
 import { authContext, type HttpEnv } from '../http.js';
 import { v2ContentRoutes } from './content.js';
+import { offerRoutes } from './offers.js';
 
 /**
  * REST v2 under /api/channel/v2 (spec §4.6, §7, §9; DECISIONS.md "v2 details") and its OpenAPI
@@ -59,6 +60,7 @@ export function v2Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   // They come before the content routes: Hono tries matching routes in the order they were
   // registered, and GET /properties/availability would otherwise be taken by /properties/{id}
   // (and refused as a non-numeric id).
+  offerRoutes(app);
   // ---- end of booking flow routes ----
 
   v2ContentRoutes(app);
