@@ -417,3 +417,14 @@ describe('authentication and scope', () => {
     expect(answer.status).toBe(200);
   });
 });
+
+describe('OpenAPI', () => {
+  it('the v2 document describes both steps', async () => {
+    const res = await sandbox.request('/api/channel/v2/openapi.json');
+    expect(res.status).toBe(200);
+    const doc = await res.json();
+    expect(doc.paths['/properties/availability'].get['x-required-scope']).toBe('search:availability');
+    expect(doc.paths['/properties/{propertyId}/rooms/{roomId}/rates/{rateId}'].get.responses).toHaveProperty('403');
+    expect(doc.components.schemas).toHaveProperty('RateV2');
+  });
+});

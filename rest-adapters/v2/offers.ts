@@ -74,8 +74,8 @@ const RateV2 = z
     ),
     cancel_penalties: z.array(CancelPenaltyWire),
     amenities: z.record(z.string(), z.object({ id: z.string(), name: z.string() })).openapi({ description: 'The meal plan, if any' }),
-    promotions: z.null(),
-    deposits: z.array(z.never()),
+    promotions: z.null().openapi({ type: 'null', description: 'No promotions are offered' }),
+    deposits: z.array(z.object({})).max(0).openapi({ description: 'Always empty: the channel is billed, nothing is paid at the property in advance' }),
   })
   .openapi('RateV2');
 
