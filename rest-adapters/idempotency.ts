@@ -28,10 +28,11 @@ export function idempotency(): MiddlewareHandler<HttpEnv> {
     // A claim held longer than a request can take belongs to a process that stopped.
     const claimed = await claim(ctx.deps, channelId, key, fingerprint, requestLeaseMs(ctx.deps));
     if (claimed.kind === 'replay') {
-      const stored = claimed.response.body as { body: Record<string, unknown>; location: string | null };
+      const stored = claimed.response.body as { body: Record<string, unknown>; location: string | null; meta: boolean };
       c.header('Idempotent-Replayed', 'true');
       if (stored.location) c.header('Location', stored.location);
-      return c.json({ ...stored.body, meta: meta(c) }, claimed.response.status as ContentfulStatusCode);
+      // v1 bodies carry `meta` (fresh on a replay); v2 success bodies have none.
+      return c.json(stored.meta ? { ...stored.body, meta: meta(c) } : stored.body, claimed.response.status as ContentfulStatusCode);
     }
     try {
       await next();
@@ -43,8 +44,8 @@ export function idempotency(): MiddlewareHandler<HttpEnv> {
     const status = c.res.status;
     let stored: unknown = null;
     if (status < 500) {
-      const { meta: _meta, ...rest } = (await c.res.clone().json()) as Record<string, unknown>;
-      stored = { body: rest, location: c.res.headers.get('location') };
+      const { meta: sent, ...rest } = (await c.res.clone().json()) as Record<string, unknown>;
+      stored = { body: rest, location: c.res.headers.get('location'), meta: sent !== undefined };
     }
     await settle(ctx.deps, channelId, key, { status, body: stored });
   };

@@ -4,6 +4,7 @@ import type { AppDeps } from '../../src/context.js';
 import { errorResponse, invalidRequestFrom, v2Error } from '../envelope.js';
 import { authContext, type HttpEnv } from '../http.js';
 import { v2ContentRoutes } from './content.js';
+import { v2BookingRoutes } from './bookings.js';
 import { offerRoutes } from './offers.js';
 
 /**
@@ -61,6 +62,7 @@ export function v2Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   // registered, and GET /properties/availability would otherwise be taken by /properties/{id}
   // (and refused as a non-numeric id).
   offerRoutes(app);
+  v2BookingRoutes(app);
   // ---- end of booking flow routes ----
 
   v2ContentRoutes(app);
