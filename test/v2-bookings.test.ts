@@ -84,6 +84,9 @@ describe('v2 booking chain', () => {
     const v1 = (await (await call('GET', `/channel/v1/bookings/${created.itinerary_id}`)).json()).data;
     expect(v1).toMatchObject({ status: 'confirmed', totalAmount: String(billed), channelBookingNumber: 'V2-1', guestFirstName: 'Minji' });
     expect((await checkInvariants(t, who.user_id)).balance).toBe(START - BigInt(billed));
+    // And GraphQL.
+    const gql = await t.graphql('query($id: ID!) { booking(id: $id) { status totalAmount channelBookingNumber } }', { id: created.itinerary_id }, apiKey(who));
+    expect(gql.data?.booking).toEqual({ status: 'confirmed', totalAmount: billed, channelBookingNumber: 'V2-1' });
 
     const cancelled = await call('PUT', created.links.cancel.href);
     expect(cancelled.status).toBe(200);
