@@ -234,11 +234,12 @@ export async function v2Availability(ctx: RequestContext, input: V2AvailabilityI
     const rates = new Map(result.rates.map((r) => [r.rateplan_id, r]));
     const rooms: V2Room[] = [];
     for (const room of property.roomTypes) {
-      const offers: V2Rate[] = [];
-      for (const plan of room.ratePlans) {
-        const rate = rates.get(plan.id);
-        if (rate) offers.push(await v2Rate(ctx, { property, plan, rate, stay, currency: input.currency, now, expires }));
-      }
+      const offers = await Promise.all(
+        room.ratePlans.flatMap((plan) => {
+          const rate = rates.get(plan.id);
+          return rate ? [v2Rate(ctx, { property, plan, rate, stay, currency: input.currency, now, expires })] : [];
+        }),
+      );
       if (offers.length) rooms.push({ id: v2RoomId(property.id, room.id), room_name: room.name, rates: offers });
     }
     const available = rooms.some((r) => r.rates.some((rate) => rate.status === 'available'));
@@ -259,7 +260,7 @@ async function v2Rate(
   const room = property.roomTypes.find((r) => r.id === plan.roomtypeId);
 
   const bedGroups: Record<string, V2BedGroup> = {};
-  for (const bed of room?.bedGroups ?? []) {
+  const signed = (room?.bedGroups ?? []).map(async (bed) => {
     const links: V2BedGroup['links'] = {};
     if (bookable) {
       const claims: V2OfferClaims = {
@@ -280,8 +281,9 @@ async function v2Rate(
       const token = await ctx.deps.tokens.sign('v2_price_check', claims, { now, ttlSeconds: PRICE_CHECK_TTL_SECONDS });
       links.price_check = link('GET', `/properties/${property.id}/rooms/${roomId}/rates/${rateId}`, token, o.expires);
     }
-    bedGroups[bed.id] = { id: bed.id, description: bed.description, links };
-  }
+    return { id: bed.id, description: bed.description, links };
+  });
+  for (const bed of await Promise.all(signed)) bedGroups[bed.id] = bed;
 
   return {
     id: rateId,
