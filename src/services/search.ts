@@ -5,6 +5,7 @@ import { freeCancellationBefore } from './cancellation.js';
 import { NotFoundError, ValidationError, type FieldIssue } from './errors.js';
 import { amountToNumber, convertFromKrw, currencySchema, type Amount, type Currency } from './money.js';
 import { findRoomType, getProperty, type CancellationPolicyType, type Property, type RatePlan } from './properties.js';
+import type { OfferClaims } from './tokens.js';
 
 /**
  * Availability search (spec §4.4), one service for REST v1, v2 and GraphQL. Field rules are zod
@@ -448,22 +449,10 @@ async function offer(
   if (withToken && bookable) {
     const now = ctx.deps.clock();
     expiresAt = new Date(now.getTime() + PRICE_CHECK_TTL_SECONDS * 1000);
-    priceCheckToken = await ctx.deps.tokens.sign(
-      'price_check',
-      {
-        channel_id: principalOf(ctx).channelId,
-        property_id: property.id,
-        roomtype_id: plan.roomtypeId,
-        rateplan_id: plan.id,
-        checkin: stay.checkin,
-        checkout: stay.checkout,
-        occupancy: stay.occupancy,
-        currency,
-        total_inclusive: amountToNumber(pricing.billableInclusive),
-        total_exclusive: amountToNumber(pricing.billableExclusive),
-      },
-      { now, ttlSeconds: PRICE_CHECK_TTL_SECONDS },
-    );
+    priceCheckToken = await ctx.deps.tokens.sign('price_check', offerOf(ctx, property, plan, stay, pricing), {
+      now,
+      ttlSeconds: PRICE_CHECK_TTL_SECONDS,
+    });
   }
   return {
     rateplanId: plan.id,
@@ -485,6 +474,22 @@ async function offer(
     })),
     priceCheckToken,
     expiresAt,
+  };
+}
+
+/** The offer a price-check token (v1, or a v2 link) stands for: the rate, the stay, the party, the KRW totals. */
+export function offerOf(ctx: RequestContext, property: Property, plan: RatePlan, stay: Stay, pricing: Pricing): OfferClaims {
+  return {
+    channel_id: principalOf(ctx).channelId,
+    property_id: property.id,
+    roomtype_id: plan.roomtypeId,
+    rateplan_id: plan.id,
+    checkin: stay.checkin,
+    checkout: stay.checkout,
+    occupancy: stay.occupancy,
+    currency: pricing.requestCurrency,
+    total_inclusive: amountToNumber(pricing.billableInclusive),
+    total_exclusive: amountToNumber(pricing.billableExclusive),
   };
 }
 

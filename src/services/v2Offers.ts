@@ -5,7 +5,7 @@ import { ForbiddenError, InvalidTokenError, TokenExpiredError } from './errors.j
 import { amountToNumber, convertFromKrw, type Amount, type Currency } from './money.js';
 import { bookClaims, BOOK_TOKEN_TTL_SECONDS, repriceOffer } from './priceCheck.js';
 import type { CancellationPolicyType, MealPlan, Property, RatePlan } from './properties.js';
-import { normalizeStay, parseOccupancies, PRICE_CHECK_TTL_SECONDS, pricingOf, type FieldNames, type Stay } from './search.js';
+import { normalizeStay, offerOf, parseOccupancies, PRICE_CHECK_TTL_SECONDS, pricingOf, type FieldNames, type Stay } from './search.js';
 import { TokenError } from './tokens.js';
 import { v2OfferClaims, v2RateId, v2RoomId, type V2OfferClaims } from './v2Ids.js';
 
@@ -263,21 +263,7 @@ async function v2Rate(
   const signed = (room?.bedGroups ?? []).map(async (bed) => {
     const links: V2BedGroup['links'] = {};
     if (bookable) {
-      const claims: V2OfferClaims = {
-        channel_id: principalOf(ctx).channelId,
-        property_id: property.id,
-        roomtype_id: plan.roomtypeId,
-        rateplan_id: plan.id,
-        checkin: stay.checkin,
-        checkout: stay.checkout,
-        occupancy: stay.occupancy,
-        currency,
-        total_inclusive: amountToNumber(pricing.billableInclusive),
-        total_exclusive: amountToNumber(pricing.billableExclusive),
-        room_id: roomId,
-        rate_id: rateId,
-        bed_group_id: bed.id,
-      };
+      const claims: V2OfferClaims = { ...offerOf(ctx, property, plan, stay, pricing), room_id: roomId, rate_id: rateId, bed_group_id: bed.id };
       const token = await ctx.deps.tokens.sign('v2_price_check', claims, { now, ttlSeconds: PRICE_CHECK_TTL_SECONDS });
       links.price_check = link('GET', `/properties/${property.id}/rooms/${roomId}/rates/${rateId}`, token, o.expires);
     }
