@@ -21,6 +21,32 @@ export const idParam = z
   .transform(Number)
   .pipe(searchRules.propertyId);
 
+/** Repeatable `occupancy` (one per room, v1 search and v2 availability), checked by `rule`, documented once. */
+export function occupancyListParam<T extends z.ZodType<unknown, string[]>>(rule: T, description: string) {
+  return listParam(z.string(), { commas: false })
+    .pipe(rule)
+    .openapi({
+      description,
+      type: 'array',
+      items: { type: 'string', pattern: '^\\d{1,2}(-\\d{1,2}(,\\d{1,2})*)?$' },
+      param: { style: 'form', explode: true },
+      example: ['2', '1-5,9'],
+    });
+}
+
+/** Repeatable or comma-separated `property_id` (v1 search, v2 availability), documented once. */
+export function propertyIdListParam(description: string) {
+  return listParam(idParam, { commas: true })
+    .pipe(searchRules.propertyIds)
+    .openapi({
+      description,
+      type: 'array',
+      items: { type: 'string', pattern: '^\\d+(,\\d+)*$' },
+      param: { style: 'form', explode: true },
+      example: ['12'],
+    });
+}
+
 /** A parameter that may be repeated (`?a=1&a=2`) or comma-separated (`?a=1,2`). */
 export function listParam<T extends z.ZodType<unknown, string>>(item: T, options: { commas: boolean }) {
   return z

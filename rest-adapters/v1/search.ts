@@ -15,7 +15,7 @@ import {
 import { priceCheck } from '../../src/services/priceCheck.js';
 import { errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
-import { idParam, intParam, listParam, numberParam } from '../params.js';
+import { idParam, intParam, listParam, numberParam, occupancyListParam, propertyIdListParam } from '../params.js';
 
 /**
  * v1 search (spec §4.4): many properties, one property with price_check_tokens, detailed rates.
@@ -126,26 +126,8 @@ const stayQuery = {
 
 const MultiQuery = z.object({
   ...stayQuery,
-  occupancy: listParam(z.string(), { commas: false })
-    .pipe(searchRules.occupancy)
-    .optional()
-    .openapi({
-      description: 'Repeatable, one per room: <adults> or <adults>-<age>,<age>. Not with adults.',
-      type: 'array',
-      items: { type: 'string', pattern: '^\\d{1,2}(-\\d{1,2}(,\\d{1,2})*)?$' },
-      param: { style: 'form', explode: true },
-      example: ['2', '1-5,9'],
-    }),
-  property_id: listParam(idParam, { commas: true })
-    .pipe(searchRules.propertyIds)
-    .optional()
-    .openapi({
-      description: 'One id, several comma-separated, or repeated (at most 100)',
-      type: 'array',
-      items: { type: 'string', pattern: '^\\d+(,\\d+)*$' },
-      param: { style: 'form', explode: true },
-      example: ['12'],
-    }),
+  occupancy: occupancyListParam(searchRules.occupancy, 'Repeatable, one per room: <adults> or <adults>-<age>,<age>. Not with adults.').optional(),
+  property_id: propertyIdListParam('One id, several comma-separated, or repeated (at most 100)').optional(),
   city: searchRules.city.optional(),
   star_rating_min: numberParam(searchRules.starRatingMin).optional().openapi({ type: 'number' }),
   price_min: numberParam(searchRules.price).optional().openapi({ type: 'number', description: 'Per night, request currency' }),

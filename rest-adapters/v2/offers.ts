@@ -4,7 +4,7 @@ import { searchRules } from '../../src/services/search.js';
 import { v2Availability, v2PriceCheck } from '../../src/services/v2Offers.js';
 import { v2ErrorResponses } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
-import { idParam, listParam } from '../params.js';
+import { occupancyListParam, propertyIdListParam } from '../params.js';
 
 /**
  * v2 steps 1 and 2 (spec §4.6): availability with price-check links, and the price check behind
@@ -100,24 +100,11 @@ const PriceCheckV2 = z
 const AvailabilityQuery = z.object({
   checkin: searchRules.checkin.openapi({ example: '2026-12-24' }),
   checkout: searchRules.checkout.openapi({ example: '2026-12-26' }),
-  occupancy: listParam(z.string(), { commas: false })
-    .pipe(searchRules.occupancyText)
-    .openapi({
-      description: 'Required, repeated once per room: <adults> or <adults>-<age>,<age> (adults 1 to 8, ages 0 to 17)',
-      type: 'array',
-      items: { type: 'string', pattern: '^\\d{1,2}(-\\d{1,2}(,\\d{1,2})*)?$' },
-      param: { style: 'form', explode: true },
-      example: ['2', '1-5,9'],
-    }),
-  property_id: listParam(idParam, { commas: true })
-    .pipe(searchRules.propertyIds)
-    .openapi({
-      description: 'Required, repeatable (or comma-separated), at most 100',
-      type: 'array',
-      items: { type: 'string', pattern: '^\\d+(,\\d+)*$' },
-      param: { style: 'form', explode: true },
-      example: ['12'],
-    }),
+  occupancy: occupancyListParam(
+    searchRules.occupancyText,
+    'Required, repeated once per room: <adults> or <adults>-<age>,<age> (adults 1 to 8, ages 0 to 17)',
+  ),
+  property_id: propertyIdListParam('Required, repeatable (or comma-separated), at most 100'),
   currency: searchRules.currency.optional().openapi({ enum: [...CURRENCIES], default: 'KRW' }),
   language: z
     .string()
