@@ -670,8 +670,7 @@ export interface CancellationQuote extends CancellationCharges {
 export async function cancellationQuote(ctx: RequestContext, id: string): Promise<CancellationQuote> {
   const booking = await getBooking(ctx, id);
   if (booking.status === 'cancelled' && booking.cancellationFee !== null && booking.refundAmount !== null) {
-    const policy = chargesOf(booking, booking.cancelRequestedAt ?? booking.updatedAt);
-    return { booking, fee: booking.cancellationFee, refund: booking.refundAmount, freeCancellationBefore: policy.freeCancellationBefore, final: true };
+    return { booking, fee: booking.cancellationFee, refund: booking.refundAmount, freeCancellationBefore: booking.cancellationDeadline, final: true };
   }
   refuseCancel(booking);
   return { booking, ...chargesOf(booking, ctx.deps.clock()), final: false };
