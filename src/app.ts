@@ -17,6 +17,8 @@ import { createRequestContext, type AppDeps } from './context.js';
 import { openDatabase } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { openRedis } from './db/redis.js';
+import { createEventBus } from './events/bus.js';
+import { Dispatcher } from './events/dispatcher.js';
 import { createGraphQL, type Yoga } from './graphql.js';
 import { authenticate, createCredentialCache, type Principal } from './services/auth.js';
 import { AppError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError } from './services/errors.js';
@@ -25,6 +27,7 @@ import { runBookingSync } from './services/bookingSync.js';
 import { purgeExpired } from './services/idempotency.js';
 import { createRateLimiter } from './services/rateLimits.js';
 import { TokenSigner } from './services/tokens.js';
+import { WebhookSender } from './services/webhookDelivery.js';
 import { startSimulator } from './simulator/server.js';
 import { PropertyCatalog } from './upstream/catalog.js';
 import { UpstreamClient } from './upstream/client.js';
@@ -39,6 +42,8 @@ export interface ChannelService {
   readonly adminToken: { token: string; source: 'env' | 'file'; created: boolean };
   /** The bundled simulator's address when it runs in this process (no UPSTREAM_URL), else null. */
   readonly simulatorUrl: string | null;
+  /** This instance's outbox dispatcher (tests and benchmarks drain it). */
+  readonly dispatcher: Dispatcher;
   /** Listens on config.port (0 picks a free port); resolves with the bound port. */
   listen(port?: number): Promise<number>;
   /** Stops accepting, lets in-flight requests finish (up to the shutdown timeout), closes everything. */
@@ -70,6 +75,7 @@ export async function createService(
     breaker: { threshold: config.upstream.breakerThreshold, cooldownMs: config.upstream.breakerCooldownMs },
     logger,
   });
+  let dispatcher: Dispatcher | undefined;
   const deps: AppDeps = {
     config,
     db,
@@ -80,6 +86,14 @@ export async function createService(
     tokens: await TokenSigner.load(db.prisma, config),
     credentials: createCredentialCache(config.authCacheTtlMs),
     clock: options.clock ?? (() => new Date()),
+    events: createEventBus(redis, logger),
+    webhookSender: new WebhookSender({
+      timeoutMs: config.webhooks.timeoutMs,
+      allowHttp: config.webhooks.allowHttp,
+      allowPrivateUrls: config.webhooks.allowPrivateUrls,
+      connections: config.webhooks.concurrency,
+    }),
+    dispatcher: { wake: () => dispatcher?.wake() },
     limiters: {
       oauthToken: createRateLimiter({ name: 'oauth-token', points: 20, durationSeconds: 60, redis }),
     },
@@ -87,6 +101,8 @@ export async function createService(
   const adminToken = await ensureOperatorCredential(db.prisma, config);
   const demoCredentials = config.env === 'sandbox' ? await seedDemoChannel(db.prisma) : null;
   const yoga = createGraphQL(logger);
+  dispatcher = new Dispatcher(deps, deps.events);
+  if (config.events.pollIntervalMs > 0) await dispatcher.start();
 
   let shuttingDown = false;
   const app = new Hono<HttpEnv>();
@@ -147,6 +163,7 @@ export async function createService(
     demoCredentials,
     adminToken,
     simulatorUrl: simulator?.url ?? null,
+    dispatcher,
     fetch: async (request, env) => app.fetch(request, env),
     listen(port = config.port) {
       return new Promise((resolve, reject) => {
@@ -170,6 +187,8 @@ export async function createService(
       if (shuttingDown) return;
       shuttingDown = true;
       for (const client of wss?.clients ?? []) client.close(1001, 'server shutting down');
+      // Ends live subscriptions, so SSE responses finish instead of holding the server open.
+      await deps.events.close();
       if (server) {
         const http = server as import('node:http').Server;
         const closed = new Promise<void>((resolve) => http.close(() => resolve()));
@@ -181,6 +200,8 @@ export async function createService(
       wss?.close();
       clearInterval(syncTimer);
       await syncing;
+      await dispatcher.stop();
+      await deps.webhookSender.close();
       await yoga.dispose();
       await upstream.close();
       await simulator?.close();

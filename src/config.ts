@@ -36,6 +36,28 @@ const envSchema = z.object({
   PENDING_DEADLINE_MINUTES: z.coerce.number().int().positive().max(7 * 24 * 60).default(24 * 60),
   /** How often bookings are compared with the provider and overdue pending ones cancelled; 0: never. */
   BOOKING_SYNC_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
+  /** How often the outbox and due webhook deliveries are checked when no notification wakes the dispatcher; 0: no dispatcher in this instance. */
+  EVENTS_POLL_INTERVAL_MS: z.coerce.number().int().min(0).default(1_000),
+  /** A webhook attempt that has no complete answer by then has failed. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().max(60_000).default(10_000),
+  /** Waits before each retry of a failed webhook delivery (e.g. 5s,5m,30m,2h); the default spans 27.5 hours. */
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .default('5s,5m,30m,2h,5h,10h,10h')
+    .transform((v, ctx) => {
+      const steps = v.split(',').map((s) => durationMs(s.trim()));
+      if (!steps.length || steps.some((s) => s === undefined)) {
+        ctx.addIssue({ code: 'custom', message: 'a comma-separated list of durations such as 500ms, 5s, 5m, 2h' });
+        return z.NEVER;
+      }
+      return steps as number[];
+    }),
+  /** Webhook attempts in flight at once per instance. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().positive().max(1_000).default(50),
+  /** Webhook URLs may use plain http (default: in the sandbox only). */
+  WEBHOOK_ALLOW_HTTP: flag.optional(),
+  /** Webhook URLs may point at loopback, private or other non-public addresses (default: in the sandbox only). */
+  WEBHOOK_ALLOW_PRIVATE_URLS: flag.optional(),
   /** Property content kept in memory: entries and time to live. */
   CONTENT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   CONTENT_CACHE_TTL_MS: z.coerce.number().int().positive().default(300_000),
@@ -83,6 +105,14 @@ export type Config = Readonly<{
   contentCache: { size: number; ttlMs: number };
   authCacheTtlMs: number;
   bookings: { pendingDeadlineMinutes: number; syncIntervalMs: number };
+  events: { pollIntervalMs: number };
+  webhooks: {
+    timeoutMs: number;
+    retrySchedule: readonly number[];
+    concurrency: number;
+    allowHttp: boolean;
+    allowPrivateUrls: boolean;
+  };
   simulator: { seed: number; size: number; volatility: number; port: number; host: string };
   tokenSigningSecret: string | undefined;
   trustedProxies: readonly string[];
@@ -128,6 +158,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     contentCache: { size: e.CONTENT_CACHE_SIZE, ttlMs: e.CONTENT_CACHE_TTL_MS },
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     bookings: { pendingDeadlineMinutes: e.PENDING_DEADLINE_MINUTES, syncIntervalMs: e.BOOKING_SYNC_INTERVAL_MS },
+    events: { pollIntervalMs: e.EVENTS_POLL_INTERVAL_MS },
+    webhooks: {
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retrySchedule: Object.freeze(e.WEBHOOK_RETRY_SCHEDULE),
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      allowHttp: e.WEBHOOK_ALLOW_HTTP ?? e.CHANNEL_ENV === 'sandbox',
+      allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS ?? e.CHANNEL_ENV === 'sandbox',
+    },
     simulator: {
       seed: e.SIMULATOR_SEED,
       size: e.SIMULATOR_SIZE,
@@ -144,4 +182,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   });
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** "500ms", "5s", "5m", "2h" in milliseconds; undefined when it is none of these. */
+function durationMs(text: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
+  return match ? Math.round(Number(match[1]) * DURATION_UNITS[match[2]!]!) : undefined;
 }

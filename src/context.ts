@@ -10,6 +10,8 @@ import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import type { Principal } from './services/auth.js';
 import type { AppError } from './services/errors.js';
 import type { RateLimiter } from './services/rateLimits.js';
+import type { WebhookSender } from './services/webhookDelivery.js';
+import type { EventBus } from './events/bus.js';
 
 const SCENARIO_SET: ReadonlySet<string> = new Set(SCENARIOS);
 
@@ -27,6 +29,12 @@ export interface AppDeps {
   readonly credentials: CredentialCache | null;
   /** The service's notion of now; tests move it to expire tokens. */
   readonly clock: () => Date;
+  /** Live booking events (in-process, or across instances through Redis). */
+  readonly events: EventBus;
+  /** Signs and sends webhook attempts. */
+  readonly webhookSender: WebhookSender;
+  /** Asks this instance's outbox dispatcher to look for work now (a replay, a re-enabled webhook). */
+  readonly dispatcher: { wake(): void };
   readonly limiters: {
     /** POST /oauth/token: 20 requests per 60 s per client address (spec §8). */
     readonly oauthToken: RateLimiter;

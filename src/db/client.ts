@@ -21,6 +21,12 @@ export interface Database {
   /** Runs fn while holding the cluster-wide migration lock (one migrator at a time). */
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
   ping(): Promise<void>;
+  /**
+   * Calls `onNotify` with the payload of each NOTIFY on `channel` (sent when the notifying
+   * transaction commits). PostgreSQL keeps a dedicated connection, reconnecting after a loss.
+   * Resolves with a function that stops listening.
+   */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -63,6 +69,7 @@ async function openPostgres(url: string, schema: string): Promise<Database> {
     async ping() {
       await pool.query('SELECT 1');
     },
+    listen: (channel, onNotify) => listenPostgres(url, channel, onNotify),
     close: once(async () => {
       await prisma.$disconnect();
       await pool.end();
@@ -89,10 +96,48 @@ async function openPglite(config: Config): Promise<Database> {
     async ping() {
       await db.query('SELECT 1');
     },
+    async listen(channel, onNotify) {
+      const stop = await db.listen(channel, onNotify);
+      return async () => {
+        await stop().catch(() => {});
+      };
+    },
     close: once(async () => {
       await prisma.$disconnect();
       await db.close();
     }),
+  };
+}
+
+async function listenPostgres(url: string, channel: string, onNotify: (payload: string) => void) {
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url });
+    const reconnect = () => {
+      if (stopped || client !== next) return;
+      client = undefined;
+      next.end().catch(() => {});
+      retry = setTimeout(() => void connect().catch(() => {}), 1_000).unref();
+    };
+    next.on('error', reconnect);
+    next.on('end', reconnect);
+    next.on('notification', (message) => onNotify(message.payload ?? ''));
+    client = next;
+    try {
+      await next.connect();
+      await next.query(`LISTEN "${channel}"`);
+    } catch (error) {
+      reconnect();
+      throw error;
+    }
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => {});
   };
 }
 

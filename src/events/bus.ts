@@ -1,0 +1,83 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
+import { createPubSub, Repeater, SlidingBuffer, type PubSub } from 'graphql-yoga';
+import type { BookingEventMessage } from '../services/webhookDelivery.js';
+
+/**
+ * Live booking events for subscribers, one topic per channel. With Redis, an event published by
+ * any instance reaches the subscribers of every instance (@graphql-yoga/redis-event-target);
+ * without it, the bus is this process's own.
+ */
+export interface EventBus {
+  readonly kind: 'redis' | 'memory';
+  publish(event: BookingEventMessage): void;
+  /** The channel's events from now on, until the iterator is returned or the bus closes. */
+  subscribe(channelId: string): Repeater<BookingEventMessage>;
+  close(): Promise<void>;
+}
+
+type Topics = { 'booking-events': [channelId: string, event: BookingEventMessage] };
+
+// A subscriber that reads slower than events arrive keeps the newest 256 rather than failing.
+const SUBSCRIBER_BUFFER = 256;
+
+export function createEventBus(redis: Redis | undefined, logger: Logger): EventBus {
+  const subscribeClient = redis?.duplicate();
+  subscribeClient?.on('error', () => {});
+  const pubsub: PubSub<Topics> = createPubSub<Topics>(
+    redis && subscribeClient
+      ? {
+          eventTarget: createRedisEventTarget({
+            publishClient: guarded(redis, logger),
+            subscribeClient: guarded(subscribeClient, logger),
+          }),
+        }
+      : {},
+  );
+  // Stops of every open subscription, so closing the bus ends them (and their SSE responses).
+  const open = new Set<() => void>();
+  return {
+    kind: redis ? 'redis' : 'memory',
+    publish(event) {
+      pubsub.publish('booking-events', event.channelId, event);
+    },
+    subscribe(channelId) {
+      const source = pubsub.subscribe('booking-events', channelId);
+      return new Repeater<BookingEventMessage>(async (push, stop) => {
+        const end = () => stop();
+        open.add(end);
+        void stop.then(() => {
+          open.delete(end);
+          return source.return();
+        });
+        for await (const event of source) await push(event);
+        stop();
+      }, new SlidingBuffer(SUBSCRIBER_BUFFER));
+    },
+    async close() {
+      for (const end of [...open]) end();
+      if (subscribeClient) await subscribeClient.quit().catch(() => subscribeClient.disconnect());
+    },
+  };
+}
+
+/**
+ * The Redis event target fires publish/subscribe/unsubscribe without handling their promises; a
+ * Redis outage must cost live events (logged), not crash the process with an unhandled rejection.
+ */
+function guarded(client: Redis, logger: Logger): Redis {
+  const fired = new Set(['publish', 'subscribe', 'unsubscribe']);
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof property === 'string' && fired.has(property) && typeof value === 'function') {
+        return (...args: unknown[]) =>
+          (value as (...a: unknown[]) => Promise<unknown>).apply(target, args).catch((error: unknown) => {
+            logger.warn({ err: error, command: property }, 'event bus: Redis command failed');
+          });
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

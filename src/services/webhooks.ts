@@ -1,0 +1,243 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { principalOf, type RequestContext } from '../context.js';
+import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../generated/prisma/client.js';
+import { BOOKING_EVENT_TYPES, type BookingEventType } from './bookingStates.js';
+import { isUuid } from './bookings.js';
+import { ConflictError, NotFoundError } from './errors.js';
+import { pageOf, type Page } from './search.js';
+import { attemptDelivery, claimDue, PING_EVENT_TYPE, webhookBody } from './webhookDelivery.js';
+import { validateWebhookUrl } from './webhookUrls.js';
+
+/**
+ * Webhook subscriptions of a channel (DECISIONS.md, Webhooks; scope channels:write): create (the
+ * signing secret is returned once), list, read, change, delete; the delivery log, a test ping and
+ * the replay of a delivery. Shared by REST /channel/v1/webhooks and the GraphQL fields.
+ */
+
+export const MAX_WEBHOOKS_PER_CHANNEL = 20;
+
+export const webhookRules = {
+  url: z.string().trim().min(1, 'must not be empty').max(2048),
+  events: z
+    .array(z.enum(BOOKING_EVENT_TYPES))
+    .min(1, 'name at least one event type')
+    .refine((list) => new Set(list).size === list.length, 'each event type once'),
+  description: z.string().trim().max(200).nullable(),
+};
+
+export interface WebhookInput {
+  url: string;
+  /** Omitted: every booking event type. */
+  events?: BookingEventType[] | undefined;
+  description?: string | null | undefined;
+}
+
+export interface WebhookChange {
+  url?: string | undefined;
+  events?: BookingEventType[] | undefined;
+  description?: string | null | undefined;
+  /** true resumes a disabled endpoint (held deliveries go out); false holds its deliveries. */
+  enabled?: boolean | undefined;
+}
+
+export type WebhookView = WebhookEndpoint & { status: 'active' | 'disabled' };
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+export type DeliveryView = Omit<WebhookDelivery, 'status' | 'leaseId'> & {
+  status: DeliveryStatus;
+  attemptLog: WebhookAttempt[];
+};
+
+function view(endpoint: WebhookEndpoint): WebhookView {
+  return { ...endpoint, status: endpoint.disabledAt ? 'disabled' : 'active' };
+}
+
+function deliveryView(delivery: WebhookDelivery & { attemptLog: WebhookAttempt[] }): DeliveryView {
+  const { leaseId: _lease, ...rest } = delivery;
+  return { ...rest, status: delivery.status as DeliveryStatus };
+}
+
+/** The signing secret: Standard Webhooks' `whsec_` + base64 of 32 random bytes. */
+function newSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+function urlPolicy(ctx: RequestContext) {
+  const { allowHttp, allowPrivateUrls } = ctx.deps.config.webhooks;
+  return { allowHttp, allowPrivate: allowPrivateUrls };
+}
+
+export async function createWebhook(ctx: RequestContext, input: WebhookInput): Promise<{ webhook: WebhookView; secret: string }> {
+  const { channelId } = principalOf(ctx);
+  const url = await validateWebhookUrl(input.url, urlPolicy(ctx));
+  const { prisma } = ctx.deps.db;
+  const count = await prisma.webhookEndpoint.count({ where: { channelId } });
+  if (count >= MAX_WEBHOOKS_PER_CHANNEL) {
+    throw new ConflictError('WEBHOOK_LIMIT_REACHED', `A channel may have at most ${MAX_WEBHOOKS_PER_CHANNEL} webhooks`, {
+      limit: MAX_WEBHOOKS_PER_CHANNEL,
+    });
+  }
+  const now = ctx.deps.clock();
+  const secret = newSecret();
+  const endpoint = await prisma.webhookEndpoint.create({
+    data: {
+      id: randomUUID(),
+      channelId,
+      url,
+      events: input.events ?? [...BOOKING_EVENT_TYPES],
+      description: input.description ?? null,
+      secret,
+      createdAt: now,
+      updatedAt: now,
+    },
+  });
+  return { webhook: view(endpoint), secret };
+}
+
+export async function listWebhooks(ctx: RequestContext): Promise<WebhookView[]> {
+  const endpoints = await ctx.deps.db.prisma.webhookEndpoint.findMany({
+    where: { channelId: principalOf(ctx).channelId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+  return endpoints.map(view);
+}
+
+/** The channel's webhook, or 404 (another channel's webhook is unknown, never forbidden). */
+async function ownEndpoint(ctx: RequestContext, id: string): Promise<WebhookEndpoint> {
+  const endpoint = isUuid(id)
+    ? await ctx.deps.db.prisma.webhookEndpoint.findFirst({ where: { id, channelId: principalOf(ctx).channelId } })
+    : null;
+  if (!endpoint) throw new NotFoundError('No such webhook');
+  return endpoint;
+}
+
+export async function getWebhook(ctx: RequestContext, id: string): Promise<WebhookView> {
+  return view(await ownEndpoint(ctx, id));
+}
+
+export async function updateWebhook(ctx: RequestContext, id: string, change: WebhookChange): Promise<WebhookView> {
+  const endpoint = await ownEndpoint(ctx, id);
+  const url = change.url === undefined ? undefined : await validateWebhookUrl(change.url, urlPolicy(ctx));
+  const now = ctx.deps.clock();
+  const toggle =
+    change.enabled === true
+      ? { disabledAt: null, disabledReason: null }
+      : change.enabled === false && !endpoint.disabledAt
+        ? { disabledAt: now, disabledReason: 'disabled by the channel' }
+        : {};
+  const updated = await ctx.deps.db.prisma.webhookEndpoint.update({
+    where: { id: endpoint.id },
+    data: {
+      ...(url !== undefined && { url }),
+      ...(change.events !== undefined && { events: change.events }),
+      ...(change.description !== undefined && { description: change.description }),
+      ...toggle,
+      updatedAt: now,
+    },
+  });
+  if (change.enabled === true && endpoint.disabledAt) ctx.deps.dispatcher.wake();
+  return view(updated);
+}
+
+/** Deletes the webhook with its delivery log; deliveries not yet made are dropped. */
+export async function deleteWebhook(ctx: RequestContext, id: string): Promise<void> {
+  const endpoint = await ownEndpoint(ctx, id);
+  await ctx.deps.db.prisma.webhookEndpoint.delete({ where: { id: endpoint.id } });
+}
+
+export interface DeliveryFilters {
+  status?: DeliveryStatus | undefined;
+  page: number;
+  perPage: number;
+}
+
+/** The delivery log of a webhook, newest first, each delivery with its attempts. */
+export async function listDeliveries(ctx: RequestContext, webhookId: string, filters: DeliveryFilters): Promise<Page<DeliveryView>> {
+  const endpoint = await ownEndpoint(ctx, webhookId);
+  const where = { endpointId: endpoint.id, ...(filters.status && { status: filters.status }) };
+  const { prisma } = ctx.deps.db;
+  const [total, items] = await Promise.all([
+    prisma.webhookDelivery.count({ where }),
+    prisma.webhookDelivery.findMany({
+      where,
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      skip: (filters.page - 1) * filters.perPage,
+      take: filters.perPage,
+      include: { attemptLog: { orderBy: [{ attempt: 'asc' }, { startedAt: 'asc' }] } },
+    }),
+  ]);
+  return pageOf(items.map(deliveryView), total, filters.page, filters.perPage);
+}
+
+async function ownDelivery(ctx: RequestContext, endpoint: WebhookEndpoint, deliveryId: string): Promise<DeliveryView> {
+  const delivery = isUuid(deliveryId)
+    ? await ctx.deps.db.prisma.webhookDelivery.findFirst({
+        where: { id: deliveryId, endpointId: endpoint.id },
+        include: { attemptLog: { orderBy: [{ attempt: 'asc' }, { startedAt: 'asc' }] } },
+      })
+    : null;
+  if (!delivery) throw new NotFoundError('No such delivery of this webhook');
+  return deliveryView(delivery);
+}
+
+export async function getDelivery(ctx: RequestContext, webhookId: string, deliveryId: string): Promise<DeliveryView> {
+  return ownDelivery(ctx, await ownEndpoint(ctx, webhookId), deliveryId);
+}
+
+/**
+ * Sends a finished delivery again, with the same `webhook-id` and body, and a fresh retry
+ * schedule. A delivery still pending is already being retried: 409. So is one of a disabled
+ * webhook, which would hold it: enable the webhook first.
+ */
+export async function replayDelivery(ctx: RequestContext, webhookId: string, deliveryId: string): Promise<DeliveryView> {
+  const endpoint = await ownEndpoint(ctx, webhookId);
+  const delivery = await ownDelivery(ctx, endpoint, deliveryId);
+  if (endpoint.disabledAt) {
+    throw new ConflictError('WEBHOOK_DISABLED', 'The webhook is disabled; enable it before replaying deliveries');
+  }
+  const { count } = await ctx.deps.db.prisma.webhookDelivery.updateMany({
+    where: { id: delivery.id, status: { in: ['delivered', 'failed'] } },
+    data: {
+      status: 'pending',
+      nextAttemptAt: ctx.deps.clock(),
+      scheduleStep: 0,
+      leaseId: null,
+      deliveredAt: null,
+      // A replayed ping gets one more attempt.
+      ...(delivery.maxAttempts !== null && { maxAttempts: delivery.attempts + 1 }),
+    },
+  });
+  if (!count) {
+    throw new ConflictError('DELIVERY_PENDING', 'The delivery is still pending; it is retried on its schedule', {
+      next_attempt_at: delivery.nextAttemptAt.toISOString(),
+    });
+  }
+  ctx.deps.dispatcher.wake();
+  return ownDelivery(ctx, endpoint, delivery.id);
+}
+
+/**
+ * Sends a `webhook.ping` now and answers with its attempt: a way to check the URL and the
+ * signature check of the receiver. Works on a disabled webhook too; a ping is not retried.
+ */
+export async function pingWebhook(ctx: RequestContext, webhookId: string): Promise<DeliveryView> {
+  const endpoint = await ownEndpoint(ctx, webhookId);
+  const now = ctx.deps.clock();
+  const id = randomUUID();
+  await ctx.deps.db.prisma.webhookDelivery.create({
+    data: {
+      id,
+      endpointId: endpoint.id,
+      channelId: endpoint.channelId,
+      type: PING_EVENT_TYPE,
+      body: webhookBody(PING_EVENT_TYPE, now, JSON.stringify({ webhook_id: endpoint.id })),
+      status: 'pending',
+      nextAttemptAt: now,
+      maxAttempts: 1,
+      createdAt: now,
+    },
+  });
+  const [claimed] = await claimDue(ctx.deps, 1, id);
+  if (claimed) await attemptDelivery(ctx.deps, claimed, ctx.logger);
+  return ownDelivery(ctx, endpoint, id);
+}
