@@ -3,5 +3,7 @@ import './channel.js';
 import './properties.js';
 import './search.js';
 import './bookings.js';
+import './webhooks.js';
+import './events.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

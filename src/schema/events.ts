@@ -1,0 +1,4 @@
+import { builder } from './builder.js';
+
+// Subscription.bookingEvents: being written.
+void builder;
