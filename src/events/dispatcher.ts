@@ -90,11 +90,10 @@ export class Dispatcher {
   async drain(): Promise<void> {
     for (;;) {
       const more = await this.round();
-      if (!more && this.inFlight.size === 0) {
-        // One more round: an attempt that just finished may have scheduled nothing, or work may have arrived.
-        if (!(await this.round()) && this.inFlight.size === 0) return;
-      }
-      if (!more) await Promise.race([...this.inFlight]);
+      if (more) continue;
+      if (this.inFlight.size === 0) return;
+      // Attempts that finish may schedule retries or free slots for due work: look again after one.
+      await Promise.race([...this.inFlight]);
     }
   }
 

@@ -16,6 +16,7 @@ import {
   SoldOutError,
   updateBooking,
   type Booking,
+  type BookingView,
   type BookingPage,
   type CancellationQuote,
   type FilterNames,
@@ -47,7 +48,7 @@ export const BookingStatus = builder.enumType('BookingStatus', {
   values: VISIBLE_STATUSES,
 });
 
-export const BookingRef = builder.objectRef<Booking>('Booking').implement({
+export const BookingRef = builder.objectRef<BookingView>('Booking').implement({
   description: 'A booking of the channel (spec §2.2; REST: GET /channel/v1/bookings/{id})',
   fields: (t) => ({
     id: t.exposeID('id'),

@@ -30,6 +30,8 @@ export const builder = new SchemaBuilder<{
   plugins: [ScopeAuthPlugin, ZodPlugin, ErrorsPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
+    // Subscriptions are authorized once, when they start, not on every event.
+    authorizeOnSubscribe: true,
     authScopes: (ctx) => ({
       authenticated: ctx.principal !== null,
       scope: (scope) => ctx.principal?.scopes.has(scope) ?? false,
@@ -81,3 +83,4 @@ builder.scalarType('Money', {
 
 builder.queryType({ authScopes: { authenticated: true } });
 builder.mutationType({ authScopes: { authenticated: true } });
+builder.subscriptionType({ authScopes: { authenticated: true } });

@@ -211,6 +211,55 @@ export function toBookingRecord(b: Booking): BookingRecord {
   };
 }
 
+/** The fields of a booking the partner sees: a row, or a record as an event carried it. */
+export type BookingView = Pick<
+  Booking,
+  | 'id' | 'channelId' | 'appId' | 'hubBookingNumber' | 'channelBookingNumber' | 'propertyId' | 'propertyName'
+  | 'roomType' | 'ratePlan' | 'checkin' | 'checkout' | 'guestsAdult' | 'guestsChild' | 'bookerName'
+  | 'bookerEmail' | 'guestFirstName' | 'guestLastName' | 'guestPhone' | 'guestCountry' | 'specialRequests'
+  | 'totalAmount' | 'netAmount' | 'saleAmount' | 'currency' | 'status' | 'cancellationPolicy'
+  | 'cancellationDeadline' | 'refundAmount' | 'cancellationFee' | 'createdAt' | 'updatedAt'
+>;
+
+/** The inverse of toBookingRecord: the booking as an outbox event recorded it. */
+export function fromBookingRecord(r: BookingRecord): BookingView {
+  const amount = (v: string | null) => (v === null ? null : BigInt(v));
+  const instant = (v: string | null) => (v === null ? null : new Date(v));
+  return {
+    id: r.id,
+    channelId: r.userId,
+    appId: r.appId,
+    hubBookingNumber: r.hubBookingNumber,
+    channelBookingNumber: r.channelBookingNumber,
+    propertyId: Number(r.propertyId),
+    propertyName: r.propertyName,
+    roomType: r.roomType,
+    ratePlan: r.ratePlan,
+    checkin: dateValue(r.checkin),
+    checkout: dateValue(r.checkout),
+    guestsAdult: r.guestsAdult,
+    guestsChild: r.guestsChild,
+    bookerName: r.bookerName,
+    bookerEmail: r.bookerEmail,
+    guestFirstName: r.guestFirstName,
+    guestLastName: r.guestLastName,
+    guestPhone: r.guestPhone,
+    guestCountry: r.guestCountry,
+    specialRequests: r.specialRequests,
+    totalAmount: BigInt(r.totalAmount),
+    netAmount: BigInt(r.netAmount),
+    saleAmount: amount(r.saleAmount),
+    currency: r.currency,
+    status: r.status,
+    cancellationPolicy: r.cancellationPolicy,
+    cancellationDeadline: instant(r.cancellationDeadline),
+    refundAmount: amount(r.refundAmount),
+    cancellationFee: amount(r.cancellationFee),
+    createdAt: new Date(r.createdAt),
+    updatedAt: new Date(r.updatedAt),
+  };
+}
+
 export function dateOnly(date: Date): string {
   return date.toISOString().slice(0, 10);
 }

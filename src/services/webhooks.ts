@@ -1,12 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { principalOf, type RequestContext } from '../context.js';
+import { TRANSACTION_OPTIONS } from '../db/client.js';
 import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../generated/prisma/client.js';
 import { BOOKING_EVENT_TYPES, type BookingEventType } from './bookingStates.js';
 import { isUuid } from './bookings.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import { pageOf, type Page } from './search.js';
-import { attemptDelivery, claimDue, PING_EVENT_TYPE, webhookBody } from './webhookDelivery.js';
+import { attemptDelivery, leaseMs, PING_EVENT_TYPE, webhookBody } from './webhookDelivery.js';
 import { validateWebhookUrl } from './webhookUrls.js';
 
 /**
@@ -70,27 +71,30 @@ function urlPolicy(ctx: RequestContext) {
 export async function createWebhook(ctx: RequestContext, input: WebhookInput): Promise<{ webhook: WebhookView; secret: string }> {
   const { channelId } = principalOf(ctx);
   const url = await validateWebhookUrl(input.url, urlPolicy(ctx));
-  const { prisma } = ctx.deps.db;
-  const count = await prisma.webhookEndpoint.count({ where: { channelId } });
-  if (count >= MAX_WEBHOOKS_PER_CHANNEL) {
-    throw new ConflictError('WEBHOOK_LIMIT_REACHED', `A channel may have at most ${MAX_WEBHOOKS_PER_CHANNEL} webhooks`, {
-      limit: MAX_WEBHOOKS_PER_CHANNEL,
-    });
-  }
   const now = ctx.deps.clock();
   const secret = newSecret();
-  const endpoint = await prisma.webhookEndpoint.create({
-    data: {
-      id: randomUUID(),
-      channelId,
-      url,
-      events: input.events ?? [...BOOKING_EVENT_TYPES],
-      description: input.description ?? null,
-      secret,
-      createdAt: now,
-      updatedAt: now,
-    },
-  });
+  const endpoint = await ctx.deps.db.prisma.$transaction(async (tx) => {
+    // The channel row is the lock that keeps concurrent creations within the limit.
+    await tx.$queryRaw`SELECT id FROM channels WHERE id = ${channelId}::uuid FOR UPDATE`;
+    const count = await tx.webhookEndpoint.count({ where: { channelId } });
+    if (count >= MAX_WEBHOOKS_PER_CHANNEL) {
+      throw new ConflictError('WEBHOOK_LIMIT_REACHED', `A channel may have at most ${MAX_WEBHOOKS_PER_CHANNEL} webhooks`, {
+        limit: MAX_WEBHOOKS_PER_CHANNEL,
+      });
+    }
+    return tx.webhookEndpoint.create({
+      data: {
+        id: randomUUID(),
+        channelId,
+        url,
+        events: input.events ?? [...BOOKING_EVENT_TYPES],
+        description: input.description?.trim() || null,
+        secret,
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+  }, TRANSACTION_OPTIONS);
   return { webhook: view(endpoint), secret };
 }
 
@@ -130,7 +134,7 @@ export async function updateWebhook(ctx: RequestContext, id: string, change: Web
     data: {
       ...(url !== undefined && { url }),
       ...(change.events !== undefined && { events: change.events }),
-      ...(change.description !== undefined && { description: change.description }),
+      ...(change.description !== undefined && { description: change.description?.trim() || null }),
       ...toggle,
       updatedAt: now,
     },
@@ -222,22 +226,38 @@ export async function replayDelivery(ctx: RequestContext, webhookId: string, del
  */
 export async function pingWebhook(ctx: RequestContext, webhookId: string): Promise<DeliveryView> {
   const endpoint = await ownEndpoint(ctx, webhookId);
-  const now = ctx.deps.clock();
+  const { deps } = ctx;
+  const now = deps.clock();
   const id = randomUUID();
-  await ctx.deps.db.prisma.webhookDelivery.create({
+  const leaseId = randomUUID();
+  const body = webhookBody(PING_EVENT_TYPE, now, JSON.stringify({ webhook_id: endpoint.id }));
+  // Written already leased to this request, so no dispatcher takes it in between.
+  await deps.db.prisma.webhookDelivery.create({
     data: {
       id,
       endpointId: endpoint.id,
       channelId: endpoint.channelId,
       type: PING_EVENT_TYPE,
-      body: webhookBody(PING_EVENT_TYPE, now, JSON.stringify({ webhook_id: endpoint.id })),
+      body,
       status: 'pending',
-      nextAttemptAt: now,
+      attempts: 1,
+      nextAttemptAt: new Date(now.getTime() + leaseMs(deps)),
+      leaseId,
       maxAttempts: 1,
       createdAt: now,
     },
   });
-  const [claimed] = await claimDue(ctx.deps, 1, id);
-  if (claimed) await attemptDelivery(ctx.deps, claimed, ctx.logger);
+  await attemptDelivery(deps, {
+    id,
+    endpointId: endpoint.id,
+    url: endpoint.url,
+    secret: endpoint.secret,
+    body,
+    attempt: 1,
+    scheduleStep: 0,
+    maxAttempts: 1,
+    createdAt: now,
+    leaseId,
+  }, ctx.logger);
   return ownDelivery(ctx, endpoint, id);
 }
