@@ -8,6 +8,7 @@ import { channelRoutes } from './channels.js';
 import { contentRoutes } from './content.js';
 import { propertyRoutes } from './properties.js';
 import { searchRoutes } from './search.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** REST v1 under /channel/v1 (spec §4.1 to §4.5) and its OpenAPI 3.1 document. */
 export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
@@ -48,5 +49,6 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   contentRoutes(app);
   searchRoutes(app);
   bookingRoutes(app);
+  webhookRoutes(app);
   return app;
 }
