@@ -75,7 +75,7 @@ export async function fanOut(deps: AppDeps, limit: number): Promise<BookingEvent
       select: { id: true, channelId: true, events: true, createdAt: true },
     });
     const deliveries: Prisma.WebhookDeliveryCreateManyInput[] = [];
-    for (const event of events) {
+    for (const [index, event] of events.entries()) {
       for (const endpoint of endpoints) {
         // An endpoint receives the events that happen after it was made, of the types it chose.
         if (endpoint.channelId !== event.channel_id || !endpoint.events.includes(event.type)) continue;
@@ -89,7 +89,8 @@ export async function fanOut(deps: AppDeps, limit: number): Promise<BookingEvent
           body: webhookBody(event.type, event.occurred_at, event.payload),
           status: 'pending',
           nextAttemptAt: now,
-          createdAt: now,
+          // Distinct instants keep each endpoint's delivery log in the order the events happened.
+          createdAt: new Date(now.getTime() + index),
         });
       }
     }

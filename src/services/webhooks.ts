@@ -42,7 +42,8 @@ export interface WebhookChange {
   enabled?: boolean | undefined;
 }
 
-export type WebhookView = WebhookEndpoint & { status: 'active' | 'disabled' };
+/** A webhook as partners read it: never with its secret. */
+export type WebhookView = Omit<WebhookEndpoint, 'secret'> & { status: 'active' | 'disabled' };
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 export type DeliveryView = Omit<WebhookDelivery, 'status' | 'leaseId'> & {
   status: DeliveryStatus;
@@ -50,7 +51,8 @@ export type DeliveryView = Omit<WebhookDelivery, 'status' | 'leaseId'> & {
 };
 
 function view(endpoint: WebhookEndpoint): WebhookView {
-  return { ...endpoint, status: endpoint.disabledAt ? 'disabled' : 'active' };
+  const { secret: _secret, ...shown } = endpoint;
+  return { ...shown, status: endpoint.disabledAt ? 'disabled' : 'active' };
 }
 
 function deliveryView(delivery: WebhookDelivery & { attemptLog: WebhookAttempt[] }): DeliveryView {
