@@ -15,6 +15,8 @@ import { cleanupEnv, testEnv, type TestService } from './helpers/service.js';
  * Two instances of the service on one PostgreSQL schema and one Redis, both running the outbox
  * dispatcher: every event becomes one delivery per endpoint, sent once (the fan-out lock, the
  * SKIP LOCKED leases), and reaches the live subscribers of both instances once (Redis bus).
+ * And an API-only instance (no dispatcher) beside a dispatcher that polls only once a minute: the
+ * commit's NOTIFY wakes the other instance, so the event goes out at once.
  */
 
 // The embedded database is one process's own; this needs shared servers (CI's PostgreSQL pass).
@@ -128,4 +130,30 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)('two instances
       `events-instances: 30 bookings → ${expected} deliveries received ${elapsed} ms after the first POST; attempts sent by instance A ${sentBy[0]}, B ${sentBy[1]}`,
     );
   }, 120_000);
+
+  it('an API-only instance and a dispatcher polling once a minute: the commit wakes the dispatcher at once', async () => {
+    const pairEnv = testEnv({});
+    const api = await createService(loadConfig({ ...pairEnv, EVENTS_POLL_INTERVAL_MS: '0' }));
+    const worker = await createService(loadConfig({ ...pairEnv, EVENTS_POLL_INTERVAL_MS: '60000' }));
+    try {
+      const prisma = api.deps.db.prisma;
+      const who = await createChannel(prisma, { name: 'Woken' });
+      const principal = await authenticate(prisma, { apiKey: who.api_key });
+      const ctx = createRequestContext(api.deps, { requestId: 'test', logger: api.deps.logger, principal, authError: null, signal: undefined });
+      await createWebhook(ctx, { url: receiver.url('/woken') });
+      // Let the worker's first round (made when it started) pass, so only a notification can wake it.
+      await sleep(300);
+      const flow = v1(client(api), who);
+      const offer = await flow.offer({ checkin: day(95), checkout: day(96) });
+      const started = performance.now();
+      expect((await flow.book({ book_token: offer.bookToken, booker_name: 'Woken Guest', guests_adult: 2 })).status).toBe(201);
+      await receiver.waitFor(() => receiver.on('/woken').length >= 2, 10_000, 'both events, long before the next poll');
+      const elapsed = Math.round(performance.now() - started);
+      expect(receiver.on('/woken').map((r) => r.json.type).sort()).toEqual(['reservation.confirmed', 'reservation.created']);
+      console.info(`events-instances: delivered by the other instance ${elapsed} ms after the booking request (poll interval 60 s)`);
+    } finally {
+      await Promise.all([api.close(), worker.close()]);
+      await cleanupEnv(pairEnv);
+    }
+  }, 60_000);
 });

@@ -274,6 +274,30 @@ describe('retries', () => {
   });
 });
 
+describe('whatever bytes the receiver answers with', () => {
+  // KNOWN BUG, kept as `it.fails` until fixed (then drop `.fails`): attemptDelivery stores the
+  // first kilobyte of the answer as text, and PostgreSQL text refuses a NUL byte (22021), so the
+  // attempt is never recorded: the delivery keeps its lease, is re-claimed when the lease runs out,
+  // logged "interrupted" and sent again, forever (an interrupted attempt does not advance the
+  // schedule, so it never fails and the endpoint is never disabled), although the receiver took it.
+  it.fails('a 200 whose body holds a NUL byte is recorded as delivered', async () => {
+    const path = pathOf('nul-body');
+    const { who, webhook } = await channelWithHook(manual, path, { events: ['reservation.confirmed'] });
+    receiver.respond = (r) => (r.path === path ? { status: 200, body: Buffer.from([0x6f, 0x6b, 0x00]) } : 200);
+    try {
+      await book(manual, who);
+      await manual.service.dispatcher.drain();
+      expect(receiver.on(path)).toHaveLength(1);
+      const delivery = await deliveryOf(manual, webhook.id, 'reservation.confirmed');
+      expect(delivery).toMatchObject({ status: 'delivered', attempts: 1 });
+      expect(delivery.attemptLog.map((a) => a.statusCode)).toEqual([200]);
+    } finally {
+      // The stuck delivery must not be sent again into later tests of this service.
+      await manual.service.deps.db.prisma.webhookEndpoint.delete({ where: { id: webhook.id } });
+    }
+  });
+});
+
 describe('an endpoint that fails for a whole schedule', () => {
   it('the delivery fails, the endpoint is disabled, later events are held, and enabling it delivers them', async () => {
     const path = pathOf('down');
@@ -372,7 +396,7 @@ describe('who receives what', () => {
     await manual.service.dispatcher.drain();
     // Made after reservation.created and .confirmed happened (and were published).
     const late = await createWebhook(a.ctx, { url: receiver.url(latePath) });
-    await cancel(manual, a.who, booking.id);
+    const cancelled = await cancel(manual, a.who, booking.id);
     // Another channel's booking must not reach channel A's webhooks either.
     const otherBooking = await book(manual, b.who);
     await manual.service.dispatcher.drain();
@@ -392,6 +416,12 @@ describe('who receives what', () => {
     ]);
     for (const path of [cancelOnlyPath, allPath, latePath]) {
       expect(receiver.on(path).every((r) => r.json.data.userId === a.who.user_id)).toBe(true);
+    }
+    // The cancellation carries the booking as GET reads it after the cancel, refund and fee included.
+    const afterCancel = (await (await v1(manual, a.who).get(booking.id)).json()).data;
+    expect(afterCancel).toMatchObject({ status: 'cancelled', refundAmount: String(cancelled.refund_amount), cancellationFee: String(cancelled.cancellation_fee) });
+    for (const path of [cancelOnlyPath, allPath, latePath]) {
+      expect(receiver.on(path).find((r) => r.json.type === 'reservation.cancelled')!.json.data).toEqual(afterCancel);
     }
     expect(receiver.on(otherPath).every((r) => r.json.data.userId === b.who.user_id)).toBe(true);
 

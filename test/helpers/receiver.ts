@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 /**
  * A webhook receiver on 127.0.0.1 for tests: records every request it gets (raw body bytes,
  * headers, arrival time) and answers as `respond` says: a status code, 'hang' (reads the request,
- * never answers; the connection stays open until the client gives up or the receiver closes), or
- * 'trickle' (sends 200 headers at once, then a byte every 100 ms, never ending the body).
+ * never answers; the connection stays open until the client gives up or the receiver closes),
+ * 'trickle' (sends 200 headers at once, then a byte every 100 ms, never ending the body), or a
+ * status with a body of its own.
  */
 
 export interface ReceivedRequest {
@@ -21,7 +22,7 @@ export interface ReceivedRequest {
   at: number;
 }
 
-export type Answer = number | 'hang' | 'trickle';
+export type Answer = number | 'hang' | 'trickle' | { status: number; body: string | Buffer };
 
 export interface Receiver {
   readonly port: number;
@@ -92,6 +93,11 @@ export async function startReceiver(respond: Receiver['respond'] = () => 200): P
           clearInterval(timer);
           timers.delete(timer);
         });
+        return;
+      }
+      if (typeof answer === 'object') {
+        res.writeHead(answer.status, { 'content-type': 'application/octet-stream' });
+        res.end(answer.body);
         return;
       }
       res.writeHead(answer, { 'content-type': 'text/plain' });
