@@ -275,12 +275,9 @@ describe('retries', () => {
 });
 
 describe('whatever bytes the receiver answers with', () => {
-  // KNOWN BUG, kept as `it.fails` until fixed (then drop `.fails`): attemptDelivery stores the
-  // first kilobyte of the answer as text, and PostgreSQL text refuses a NUL byte (22021), so the
-  // attempt is never recorded: the delivery keeps its lease, is re-claimed when the lease runs out,
-  // logged "interrupted" and sent again, forever (an interrupted attempt does not advance the
-  // schedule, so it never fails and the endpoint is never disabled), although the receiver took it.
-  it.fails('a 200 whose body holds a NUL byte is recorded as delivered', async () => {
+  // PostgreSQL text refuses a NUL byte: an answer holding one must still be recorded (it once
+  // was not, and the delivery was sent again every lease, forever).
+  it('a 200 whose body holds a NUL byte is recorded as delivered', async () => {
     const path = pathOf('nul-body');
     const { who, webhook } = await channelWithHook(manual, path, { events: ['reservation.confirmed'] });
     receiver.respond = (r) => (r.path === path ? { status: 200, body: Buffer.from([0x6f, 0x6b, 0x00]) } : 200);
@@ -291,10 +288,47 @@ describe('whatever bytes the receiver answers with', () => {
       const delivery = await deliveryOf(manual, webhook.id, 'reservation.confirmed');
       expect(delivery).toMatchObject({ status: 'delivered', attempts: 1 });
       expect(delivery.attemptLog.map((a) => a.statusCode)).toEqual([200]);
+      expect(delivery.attemptLog[0]!.responseBody).toBe('ok\uFFFD');
     } finally {
       // The stuck delivery must not be sent again into later tests of this service.
       await manual.service.deps.db.prisma.webhookEndpoint.delete({ where: { id: webhook.id } });
     }
+  });
+});
+
+describe('interrupted attempts', () => {
+  it('use up their step of the schedule, so a delivery that keeps interrupting its instance fails in the end', async () => {
+    const path = pathOf('interrupted');
+    const { webhook } = await channelWithHook(manual, path, { events: ['reservation.confirmed'] });
+    receiver.respond = (r) => (r.path === path ? 500 : 200);
+    const prisma = manual.service.deps.db.prisma;
+    // As a crashed instance leaves it: leased, its lease run out, one retry step left (schedule 50ms,50ms).
+    const id = randomUUID();
+    await prisma.webhookDelivery.create({
+      data: {
+        id,
+        endpointId: webhook.id,
+        channelId: webhook.channelId,
+        type: 'reservation.confirmed',
+        body: '{"type":"reservation.confirmed","timestamp":"2026-01-01T00:00:00.000Z","data":{}}',
+        status: 'pending',
+        attempts: 2,
+        scheduleStep: 1,
+        nextAttemptAt: new Date(Date.now() - 1_000),
+        leaseId: randomUUID(),
+        createdAt: new Date(),
+      },
+    });
+    await manual.service.dispatcher.drain();
+    const row = await prisma.webhookDelivery.findUniqueOrThrow({ where: { id }, include: { attemptLog: { orderBy: { attempt: 'asc' } } } });
+    // Without the interrupted step it would wait for the last step; with it, the schedule is over.
+    expect(row).toMatchObject({ status: 'failed', attempts: 3, scheduleStep: 2, leaseId: null });
+    expect(row.attemptLog.map((a) => [a.attempt, a.statusCode, a.error?.split(':')[0]])).toEqual([
+      [2, null, 'interrupted'],
+      [3, 500, 'HTTP 500'],
+    ]);
+    expect(receiver.on(path)).toHaveLength(1);
+    await prisma.webhookEndpoint.delete({ where: { id: webhook.id } });
   });
 });
 

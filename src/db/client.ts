@@ -43,7 +43,13 @@ async function openPostgres(url: string, schema: string): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, options: searchPath, max: 2 });
   // An idle client's network error must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  if (schema !== 'public') await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  if (schema !== 'public') {
+    // IF NOT EXISTS still races when instances start together: the loser's unique violation
+    // (23505) or duplicate schema (42P06) means the schema is there.
+    await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`).catch((error: { code?: string }) => {
+      if (error.code !== '23505' && error.code !== '42P06') throw error;
+    });
+  }
   const prisma = new PrismaClient({
     adapter: new PrismaPg({ connectionString: url, options: searchPath, max: 10 }, { schema }),
   });

@@ -173,7 +173,8 @@ export async function ensureOperatorCredential(
     created = true;
   }
   const tokenHash = digest(token);
-  await prisma.operatorCredential.upsert({ where: { tokenHash }, create: { tokenHash, source: 'file' }, update: {} });
+  // ON CONFLICT DO NOTHING: instances starting together on one data directory must not collide.
+  await prisma.operatorCredential.createMany({ data: [{ tokenHash, source: 'file' }], skipDuplicates: true });
   return { token, source: 'file', created };
 }
 

@@ -89,8 +89,9 @@ export async function fanOut(deps: AppDeps, limit: number): Promise<BookingEvent
           body: webhookBody(event.type, event.occurred_at, event.payload),
           status: 'pending',
           nextAttemptAt: now,
-          // Distinct instants keep each endpoint's delivery log in the order the events happened.
-          createdAt: new Date(now.getTime() + index),
+          // Distinct instants keep each endpoint's delivery log in the order the events happened
+          // (ending at now: never in the future, which the disable rule compares with).
+          createdAt: new Date(now.getTime() - (events.length - 1 - index)),
         });
       }
     }
@@ -142,27 +143,27 @@ export function leaseMs(deps: AppDeps): number {
 }
 
 /**
- * Leases up to `limit` due deliveries of enabled endpoints to this instance (or the one delivery
- * `onlyId`, due or not, for a ping). A lease that ran out without an outcome (the instance
- * stopped mid-attempt) is written into the log as an interrupted attempt.
+ * Leases up to `limit` due deliveries of enabled endpoints to this instance. A lease that ran out
+ * without an outcome (the instance stopped mid-attempt) is written into the log as an interrupted
+ * attempt.
  */
-export async function claimDue(deps: AppDeps, limit: number, onlyId?: string): Promise<ClaimedDelivery[]> {
+export async function claimDue(deps: AppDeps, limit: number): Promise<ClaimedDelivery[]> {
   const now = deps.clock();
   const until = new Date(now.getTime() + leaseMs(deps));
   const leaseId = randomUUID();
-  const due = onlyId
-    ? Prisma.sql`d.id = ${onlyId}::uuid AND d.status = 'pending'`
-    : Prisma.sql`d.status = 'pending' AND d.next_attempt_at <= ${now} AND e.disabled_at IS NULL`;
   const rows = await deps.db.prisma.$queryRaw<ClaimRow[]>`
     WITH due AS (
       SELECT d.id, d.lease_id AS previous_lease
       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-      WHERE ${due}
+      WHERE d.status = 'pending' AND d.next_attempt_at <= ${now} AND e.disabled_at IS NULL
       ORDER BY d.next_attempt_at LIMIT ${limit}
       FOR UPDATE OF d SKIP LOCKED
     )
     UPDATE webhook_deliveries d
-    SET next_attempt_at = ${until}, lease_id = ${leaseId}::uuid, attempts = d.attempts + 1
+    SET next_attempt_at = ${until}, lease_id = ${leaseId}::uuid, attempts = d.attempts + 1,
+      -- An interrupted attempt uses up its step of the schedule, so a delivery that keeps
+      -- interrupting its instance still fails in the end instead of being retried forever.
+      schedule_step = d.schedule_step + CASE WHEN due.previous_lease IS NULL THEN 0 ELSE 1 END
     FROM due, webhook_endpoints e
     WHERE d.id = due.id AND e.id = d.endpoint_id
     RETURNING d.id, d.endpoint_id, e.url, e.secret, d.body, d.attempts, d.schedule_step, d.max_attempts,
@@ -289,10 +290,19 @@ async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }, 
       break;
     }
   }
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+  return storable(Buffer.concat(chunks).subarray(0, limit).toString('utf8'));
+}
+
+/** PostgreSQL text cannot hold NUL; a receiver's answer may. */
+function storable(text: string): string {
+  return text.replaceAll('\u0000', '\uFFFD');
 }
 
 function describe(error: unknown, timeoutMs: number): string {
+  return storable(explain(error, timeoutMs)).slice(0, 1_000);
+}
+
+function explain(error: unknown, timeoutMs: number): string {
   if (error instanceof Error) {
     if (error.name === 'TimeoutError' || error.name === 'AbortError') return `timeout: no complete answer within ${timeoutMs} ms`;
     const cause = (error as { cause?: unknown }).cause;
