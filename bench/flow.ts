@@ -49,6 +49,8 @@ export interface FlowOptions {
   seconds: number;
   /** Property ids 1..properties are used in turn (SIMULATOR_SIZE). */
   properties: number;
+  /** Number of the first flow (slotOf), so that several runs against one service book different slots; default 0. */
+  firstFlow?: number;
 }
 
 export interface StepResult {
@@ -60,6 +62,8 @@ export interface StepResult {
 
 export interface FlowResult {
   users: number;
+  /** Number of the flow after the last one started (the next run's firstFlow). */
+  nextFlow: number;
   seconds: number;
   /** Flows that ended in a 201 booking within the measured window. */
   completed: number;
@@ -140,7 +144,7 @@ export async function runFlows(options: FlowOptions): Promise<FlowResult> {
   const headers = { 'x-api-key': options.apiKey };
   const jsonHeaders = { ...headers, 'content-type': 'application/json' };
   const todayUtc = Math.floor(Date.now() / DAY_MS) * DAY_MS;
-  let next = 0;
+  let next = options.firstFlow ?? 0;
   const booked = { count: 0, amount: 0n };
 
   async function call(phase: Phase, step: Step, method: 'GET' | 'POST', path: string, body?: string): Promise<Answer | null> {
@@ -233,6 +237,7 @@ export async function runFlows(options: FlowOptions): Promise<FlowResult> {
     ) as Record<Step, StepResult>;
     return {
       users: options.users,
+      nextFlow: next,
       seconds: options.seconds,
       completed: p.completed,
       flowsPerSecond: p.completed / options.seconds,
@@ -249,6 +254,55 @@ export async function runFlows(options: FlowOptions): Promise<FlowResult> {
   } finally {
     await pool.close();
   }
+}
+
+/**
+ * One v1 booking (availability → price check → book) for flow number `flow` (slotOf), trying the
+ * following slots when a slot has nothing bookable; throws on any other answer. Resolves with the
+ * booking and the wall-clock times (ms) at which the booking request was sent and answered.
+ */
+export async function bookOnce(options: {
+  port: number;
+  apiKey: string;
+  flow: number;
+  properties: number;
+}): Promise<{ id: string; status: string; sentAt: number; answeredAt: number; nextFlow: number }> {
+  const base = `http://127.0.0.1:${options.port}/channel/v1`;
+  const headers = { 'x-api-key': options.apiKey };
+  const todayUtc = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+  const get = async (path: string) => {
+    const res = await fetch(`${base}${path}`, { headers });
+    const body = (await res.json()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    if (res.status !== 200) throw new Error(`GET ${path.split('?')[0]} answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
+    return body.data;
+  };
+  for (let n = options.flow; n < options.flow + 20; n++) {
+    const { propertyId, checkin, checkout } = slotOf(n, options.properties, todayUtc);
+    const search = await get(`/search/availability/${propertyId}?checkin=${checkin}&checkout=${checkout}&adults=2`);
+    let token: string | undefined;
+    for (const room of search?.room_types ?? []) {
+      const rate = room.rates?.find((r: { price_check_token?: string | null; available_rooms?: number }) => r.price_check_token && (r.available_rooms ?? 0) >= 1);
+      if (rate) {
+        token = rate.price_check_token;
+        break;
+      }
+    }
+    if (!token) continue;
+    const checked = await get(`/search/price-check?token=${encodeURIComponent(token)}`);
+    if (!checked?.book_token) continue;
+    const sentAt = performance.timeOrigin + performance.now();
+    const res = await fetch(`${base}/bookings`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ book_token: checked.book_token, booker_name: 'Bench Booker' }),
+    });
+    const answeredAt = performance.timeOrigin + performance.now();
+    const body = (await res.json()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    if (res.status === 409) continue;
+    if (res.status !== 201) throw new Error(`POST /bookings answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
+    return { id: body.data.id, status: body.data.status, sentAt, answeredAt, nextFlow: n + 1 };
+  }
+  throw new Error(`nothing bookable in 20 slots from flow ${options.flow}`);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,21 +14,28 @@
  * BENCH_FLOW_USERS (virtual users of the booking flow and pgbench clients, default 20),
  * BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/test),
  * BENCH_PGBENCH_SCALE (pgbench -i -s, default 10), BENCH_PGBENCH (the pgbench binary, default pgbench).
+ *
+ * Then webhook events end to end (bench/webhooks.ts) and 5,000 graphql-ws subscribers on one
+ * instance (bench/subscriptions.ts); their settings are described in bench/README.md.
+ *
+ * `npm run bench -- <scenario…>` runs only the named scenarios: http, flow, webhooks,
+ * subscriptions (all four when none is named). Each writes its own block of bench/README.md and
+ * leaves the others' figures as they were.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { benchDir, startChild as startBenchChild, stopAllChildren, stopChild } from './children.js';
 import { checkLedger, dropSchema, dropScratchSchemas, runFlows, runPgbench, scratchSchema, serverVersion, STEPS, type FlowResult, type LedgerCheck, type PgbenchResult } from './flow.js';
+import { runSubscriptionBench, subscriptionSection, type SubscriptionBenchResult } from './subscriptions.js';
+import { runWebhookBench, webhookSection, type WebhookBenchResult } from './webhooks.js';
 
-const benchDir = dirname(fileURLToPath(import.meta.url));
-const rootDir = dirname(benchDir);
 const readmePath = join(benchDir, 'README.md');
-const START = '<!-- results:start -->';
-const END = '<!-- results:end -->';
+
+/** The scenarios `npm run bench -- <name…>` can select, in the order they run. */
+const GROUPS = ['http', 'flow', 'webhooks', 'subscriptions'] as const;
+type Group = (typeof GROUPS)[number];
 
 function positiveInt(name: string, fallback: number, allowZero = false): number {
   const raw = process.env[name];
@@ -46,65 +53,27 @@ const warmup = positiveInt('BENCH_WARMUP', 2, true);
 const flowUsers = positiveInt('BENCH_FLOW_USERS', 20);
 const pgbenchScale = positiveInt('BENCH_PGBENCH_SCALE', 10);
 const databaseUrl = process.env.BENCH_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/test';
+const redisUrl = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
+const webhookSeconds = positiveInt('BENCH_WEBHOOK_SECONDS', 5);
+const webhookBacklog = positiveInt('BENCH_WEBHOOK_BACKLOG', 1000);
+const subscribers = positiveInt('BENCH_SUBSCRIBERS', 5000);
+const subscriptionBookings = positiveInt('BENCH_SUBSCRIPTION_BOOKINGS', 5);
 /** The simulator's catalog size (its default); the flows book properties 1..this. */
 const SIMULATOR_SIZE = 500;
 /** Opening balance of the flow scenario's channel, KRW: far more than any run can spend. */
 const FLOW_BALANCE = 10n ** 13n;
 
 // ---------------------------------------------------------------------------------------------
-// Child processes
+// Child processes (bench/children.ts)
 
-const children = new Set<ChildProcess>();
-
-/** Starts `node --import tsx <script>` and resolves with the JSON of its first stdout line. */
-async function startChild<T>(script: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; info: T }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(benchDir, script)], {
-    cwd: rootDir,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const info = await new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not start within 120 s`)), 120_000);
-    const lines = createInterface({ input: child.stdout! });
-    lines.once('line', (line) => {
-      clearTimeout(timer);
-      try {
-        resolve(JSON.parse(line) as T);
-      } catch {
-        reject(new Error(`${script} printed something other than JSON: ${line}`));
-      }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${script} exited before it was ready (code ${code}, signal ${signal})`));
-    });
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-  });
-  child.stdout!.resume();
-  return { child, info };
+/** Starts a bench child; `env` entries are added to this process's environment. */
+async function startChild<T>(script: string, env: Record<string, string> = {}) {
+  return startBenchChild<T>(script, { env });
 }
 
-/** SIGTERM, then SIGKILL if the child is still there after 15 s. */
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-process.once('exit', () => {
-  for (const child of children) child.kill('SIGTERM');
-});
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    void Promise.all([...children].map(stopChild))
+    void stopAllChildren()
       .then(() => dropScratchSchemas(databaseUrl))
       .finally(() => process.exit(130));
   });
@@ -315,128 +284,26 @@ function flowSection(f: FlowResult, b: PgbenchResult, ledger: LedgerCheck, pgVer
   return lines.join('\n');
 }
 
-const README_TEMPLATE = `# Benchmarks
+/** Written when bench/README.md is missing; the description of the scenarios lives in the committed README. */
+const README_FALLBACK = `# Benchmarks
 
-\`npm run bench\` measures the channel service's HTTP throughput and latency in four scenarios.
-Three single requests, driven by [autocannon](https://github.com/mcollina/autocannon) on the
-embedded database (PGlite):
-
-1. **REST property** — \`GET /channel/v1/properties/1\`; after the first call the content comes
-   from the in-memory content cache, so this is the cost of routing, API-key authentication
-   (a database lookup at most every \`AUTH_CACHE_TTL_MS\`), validation and JSON serialisation.
-2. **GraphQL property** — \`POST /graphql\` asking for one property with its room types
-   (GraphQL Yoga parse/validate/execute on top of the same authentication and cache).
-3. **Availability search** — \`GET /channel/v1/search/availability\` for two adults, two nights
-   about 30 days ahead, 20 results per page sorted by price: a provider search on every request.
-
-And one whole partner journey on PostgreSQL:
-
-4. **v1 booking flow** — availability of one property, price check, booking, looped by virtual
-   users against the service in production mode (every booking is paid from the channel's
-   balance through the ledger), measured in completed flows per second beside \`pgbench\`'s TPC-B
-   on the same database with as many clients for as long.
-
-Each of the first three scenarios is measured against the service and then against a bare
-\`node:http\` server that answers every request with the same status, content-type and body bytes
-as the service's first answer. The plain twin is the ceiling of Node's HTTP stack on this machine
-for that payload, so "vs plain" is the share of it the service reaches.
-
-How it runs (\`bench/run.ts\`):
-
-- the service runs in its own process (\`bench/serve-service.ts\`) with \`CHANNEL_ENV=sandbox\`,
-  embedded PGlite in a temporary directory and the bundled inventory simulator in the same
-  process (\`UPSTREAM_URL\` unset), logging off; a channel is created and its API key sent as
-  \`X-Api-Key\`;
-- each plain twin runs in its own process (\`bench/serve-plain.ts\`);
-- autocannon runs in the orchestrating process, so it never shares an event loop with the server
-  it measures (on a 2-core machine, load generator and server each get about one core);
-- before each measured run, an unrecorded warm-up of \`BENCH_WARMUP\` seconds;
-- every run must end with zero non-2xx answers and zero errors; if not, the command fails after
-  writing the figures, which then show the counts.
-
-How the booking flow runs (\`bench/flow.ts\`):
-
-- a second service process, on PostgreSQL (\`BENCH_DATABASE_URL\`, by default
-  \`postgresql://postgres@127.0.0.1:5432/test\`) in a fresh schema \`bench_<random>\` that is dropped
-  at the end, with \`CHANNEL_ENV=production\`, \`BOOKING_SYNC_INTERVAL_MS=0\` and the simulator in
-  process (500 properties); its channel opens with a balance of 10¹³ KRW, far more than a run
-  spends;
-- \`BENCH_FLOW_USERS\` virtual users (default 20) in the orchestrating process, over an undici
-  pool of as many connections, each looping for \`BENCH_DURATION\` seconds (after \`BENCH_WARMUP\`
-  unrecorded) through:
-  1. \`GET /channel/v1/search/availability/{id}?checkin=…&checkout=…&adults=2\`, taking the first
-     room type whose first rate has a \`price_check_token\` and \`available_rooms\` ≥ 1;
-  2. \`GET /channel/v1/search/price-check?token=…\`, which must answer \`matched\` or
-     \`price_changed\` with a \`book_token\`;
-  3. \`POST /channel/v1/bookings\` with \`{ book_token, booker_name }\`, which must answer 201;
-- flow number *n* books property 1 + *n* mod 500 for one night, the night ⌊*n* / 500⌋ after a
-  check-in 14 days ahead (cycling over 480 nights), so a room type's stock on a night (the
-  simulator has 0 to 20 rooms) is asked for again only after 240,000 flows and never runs out;
-- a flow is *completed* when its booking answers 201 within the measured window: flows per
-  second = completed flows ÷ \`BENCH_DURATION\`. Flow latency runs from sending the availability
-  request to receiving the booking; each step's latency is that of its request (every answer
-  counted);
-- not completed, and counted apart: searches in which no rate was bookable (the simulator's
-  calendar has about one sold-out night in eight per room type), \`sold_out\` price checks and
-  \`409 SOLD_OUT\` / \`PRICE_CHANGED\` bookings; a note is written when these exceed 1 % of the
-  flows started;
-- failed, and making the command fail: any other answer of any step (by status and error code)
-  or a transport error, a booking whose \`totalAmount\` is not the price check's billable total,
-  and a ledger check that does not hold after the run: the bookings in the schema are the ones
-  the client was given (count and sum of amounts, none left \`processing\`), each charged once,
-  and balance = opening balance − their amounts = sum of the ledger entries;
-- then \`pgbench\` (\`BENCH_PGBENCH\`, by default from \`PATH\`) in a scratch schema of the same
-  database, dropped at the end (\`PGOPTIONS=-c search_path=…\`): \`pgbench -i -s 10\`
-  (\`BENCH_PGBENCH_SCALE\`), an unrecorded warm-up, then \`pgbench -c <users> -j 2 -T <duration>
-  -M prepared\` with a per-transaction log; tps is pgbench's figure without the initial
-  connection time, the average latency its own, p50/p99 come from the log.
-
-Run it (the fourth scenario needs a PostgreSQL server and \`pgbench\`):
-
-\`\`\`sh
-npm run bench                      # 50 connections, 10 s per run, 20 flow users
-BENCH_DURATION=3 npm run bench     # quicker
-BENCH_CONNECTIONS=100 BENCH_WARMUP=0 npm run bench
-BENCH_FLOW_USERS=50 BENCH_DATABASE_URL=postgresql://postgres@db:5432/bench npm run bench
-\`\`\`
-
-Reading the figures:
-
-- autocannon reports latency percentiles in whole milliseconds, so 0 means under 1 ms; the
-  booking-flow figures are measured with \`performance.now()\` and given to 0.1 ms;
-- the API key is looked up in the database (PGlite, embedded and single-threaded, here) once per
-  \`AUTH_CACHE_TTL_MS\` (5 s) and trusted in between; before that cache, the lookup on every
-  request held the REST property read to 757 req/s (p50 61 ms) and GraphQL to 667 req/s;
-- search figures before the simulator was made 2–3× faster (\`948420c\`) and the credential cache:
-  73 req/s, p50 620 ms, p99 4,503 ms;
-- in the search scenario the bundled simulator answers the provider call in the service's own
-  process and on its own event loop, so its work (pricing every property of the catalog) is
-  counted in the service's figures; with a provider elsewhere (\`UPSTREAM_URL\`) it would not be.
-  The same holds for the three provider calls of each booking flow;
-- the booking flow against pgbench: pgbench is the database alone, with its client in C; the
-  flow adds the service, the provider, three HTTP round trips and Prisma. Every booking of the
-  run debits the same channel row, whose lock is held from the debit to the commit (three round
-  trips from the service), so bookings of one channel are made one at a time however many users
-  there are, and the wait shows in the book step. In side runs of 2026-11-21 on this machine,
-  paired under the same (busy, shared) conditions, the flow in \`CHANNEL_ENV=sandbox\` (no debit)
-  made 30–45 % more flows per second than in production, with a book step p50 about half as long;
-- the machine is shared with whatever else runs on it (and on 2 cores, load generator, service
-  and PostgreSQL compete for them), so compare figures of one run rather than across runs.
-
-The figures below are rewritten by each run (text outside the markers is kept).
-Latencies are in milliseconds; req/s is the average over the run.
-
-${START}
-${END}
+\`npm run bench\` (bench/run.ts) measures the channel service; \`npm run bench -- <scenario…>\` runs
+some of its scenarios (${GROUPS.join(', ')}). The figures below are rewritten by each run, each
+scenario in its own block.
 `;
 
-function writeReadme(section: string): void {
+const marker = (group: Group, edge: 'start' | 'end') => `<!-- results:${group}:${edge} -->`;
+
+/** Replaces the block of `group` in bench/README.md (appended at the end when the file has none). */
+function writeReadme(group: Group, section: string): void {
   let text: string;
   try {
     text = readFileSync(readmePath, 'utf8');
   } catch {
-    text = README_TEMPLATE;
+    text = README_FALLBACK;
   }
+  const START = marker(group, 'start');
+  const END = marker(group, 'end');
   const start = text.indexOf(START);
   const end = text.indexOf(END);
   if (start < 0 || end < start) text = `${text.trimEnd()}\n\n${START}\n${END}\n`;
@@ -445,37 +312,84 @@ function writeReadme(section: string): void {
   writeFileSync(readmePath, `${text.slice(0, s)}\n${section}\n${text.slice(e)}`);
 }
 
+/** The first line of every block: when, where, how. */
+function runLine(group: Group): string {
+  const load = loadavg().map((v) => fmt(v, 2)).join(', ');
+  const args = process.argv.slice(2).filter((a) => a !== '--');
+  const settings = Object.entries(process.env)
+    .filter(([k]) => k.startsWith('BENCH_'))
+    .map(([k, v]) => `${k}=${v}`)
+    .sort();
+  const command = `${settings.length ? `${settings.join(' ')} ` : ''}npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}`;
+  return (
+    `Run on ${new Date().toISOString().slice(0, 10)} — CPU: ${cpuModel()}, ${cpus().length} cores, Node ${process.version}. ` +
+    `Command: \`${command}\` (scenario \`${group}\`). Load average when the scenario started: ${load} (the machine is shared).`
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Main
 
-const workDir = mkdtempSync(join(tmpdir(), 'channel-bench-bodies-'));
-const rows: Row[] = [];
-const sizes: string[] = [];
-let failed = false;
-try {
-  process.stderr.write(`bench: ${connections} connections, ${duration} s per run, ${warmup} s warm-up\n`);
-  const service = await startChild<{ port: number; apiKey: string }>('serve-service.ts');
-  for (const [index, scenario] of scenarios(service.info.apiKey).entries()) {
-    process.stderr.write(`${scenario.name}: ${scenario.method} ${scenario.path.split('?')[0]}\n`);
-    const captured = await capture(service.info.port, scenario);
-    sizes.push(`${scenario.name}: ${captured.body.length} bytes, ${captured.contentType ?? 'no content-type'}`);
-    const bodyFile = join(workDir, `body-${index}`);
-    writeFileSync(bodyFile, captured.body);
-    const plain = await startChild<{ port: number }>('serve-plain.ts', {
-      PLAIN_BODY_FILE: bodyFile,
-      PLAIN_STATUS: String(captured.status),
-      PLAIN_CONTENT_TYPE: captured.contentType ?? '',
-    });
-    try {
-      rows.push(await measure(service.info.port, scenario, 'service'));
-      rows.push(await measure(plain.info.port, scenario, 'plain'));
-    } finally {
-      await stopChild(plain.child);
-    }
-  }
-  await stopChild(service.child);
+function selectedGroups(): Group[] {
+  const names = process.argv.slice(2).filter((a) => a !== '--');
+  if (!names.length) return [...GROUPS];
+  const unknown = names.filter((n) => !(GROUPS as readonly string[]).includes(n));
+  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; choose among ${GROUPS.join(', ')}`);
+  return GROUPS.filter((g) => names.includes(g));
+}
 
-  // The v1 booking flow, on PostgreSQL in a schema of its own.
+/** The three single-request scenarios, each beside its plain twin, on PGlite. */
+async function httpGroup(): Promise<{ section: string; problems: string[] }> {
+  const head = runLine('http');
+  const workDir = mkdtempSync(join(tmpdir(), 'channel-bench-bodies-'));
+  const rows: Row[] = [];
+  const sizes: string[] = [];
+  try {
+    process.stderr.write(`bench: ${connections} connections, ${duration} s per run, ${warmup} s warm-up\n`);
+    const service = await startChild<{ port: number; apiKey: string }>('serve-service.ts');
+    try {
+      for (const [index, scenario] of scenarios(service.info.apiKey).entries()) {
+        process.stderr.write(`${scenario.name}: ${scenario.method} ${scenario.path.split('?')[0]}\n`);
+        const captured = await capture(service.info.port, scenario);
+        sizes.push(`${scenario.name}: ${captured.body.length} bytes, ${captured.contentType ?? 'no content-type'}`);
+        const bodyFile = join(workDir, `body-${index}`);
+        writeFileSync(bodyFile, captured.body);
+        const plain = await startChild<{ port: number }>('serve-plain.ts', {
+          PLAIN_BODY_FILE: bodyFile,
+          PLAIN_STATUS: String(captured.status),
+          PLAIN_CONTENT_TYPE: captured.contentType ?? '',
+        });
+        try {
+          rows.push(await measure(service.info.port, scenario, 'service'));
+          rows.push(await measure(plain.info.port, scenario, 'plain'));
+        } finally {
+          await stopChild(plain.child);
+        }
+      }
+    } finally {
+      await stopChild(service.child);
+    }
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+  const bad = rows.filter((r) => r.non2xx > 0 || r.errors > 0 || r.timeouts > 0);
+  const section = [
+    head,
+    `Settings: ${connections} connections, ${duration} s per run (after ${warmup} s warm-up), pipelining 1.`,
+    '',
+    table(rows),
+    '',
+    `Response sizes: ${sizes.join('; ')}.`,
+    ...(bad.length
+      ? ['', `**Warning:** ${bad.map((r) => `${r.scenario} / ${r.target}`).join(', ')} had non-2xx answers or errors.`]
+      : []),
+  ].join('\n');
+  return { section, problems: bad.map((r) => `${r.scenario} / ${r.target}: non-2xx answers or errors`) };
+}
+
+/** The v1 booking flow on PostgreSQL, then pgbench on the same database. */
+async function flowGroup(): Promise<{ section: string; problems: string[] }> {
+  const head = runLine('flow');
   const pgVersion = await serverVersion(databaseUrl);
   process.stderr.write(`v1 booking flow on PostgreSQL ${pgVersion}: ${flowUsers} virtual users\n`);
   const schema = scratchSchema('bench');
@@ -525,8 +439,7 @@ try {
   });
   process.stderr.write(`  ${fmt(pgbench.tps, 0)} tps  latency average ${ms(pgbench.latencyAverage)} ms  failed ${pgbench.failed}\n`);
 
-  const bad = rows.filter((r) => r.non2xx > 0 || r.errors > 0 || r.timeouts > 0);
-  const flowProblems = [
+  const problems = [
     ...(stepFailures.length ? [`booking-flow steps failed (${stepFailures.join('; ')})`] : []),
     ...(flow.completed === 0 ? ['no booking flow completed'] : []),
     ...(flow.amountMismatches ? [`${flow.amountMismatches} bookings charged another amount than the price check's`] : []),
@@ -538,32 +451,134 @@ try {
     soldOut > flow.started * 0.01
       ? [`**Note:** ${soldOut} of ${flow.started} flows found nothing bookable or sold out (more than 1 %).`]
       : [];
-  failed = bad.length > 0 || flowProblems.length > 0;
   const section = [
-    `Run on ${new Date().toISOString().slice(0, 10)} — CPU: ${cpuModel()}, ${cpus().length} cores, Node ${process.version}.`,
-    `Settings: ${connections} connections, ${duration} s per run (after ${warmup} s warm-up), pipelining 1.`,
-    '',
-    table(rows),
-    '',
-    `Response sizes: ${sizes.join('; ')}.`,
-    ...(bad.length
-      ? ['', `**Warning:** ${bad.map((r) => `${r.scenario} / ${r.target}`).join(', ')} had non-2xx answers or errors.`]
-      : []),
-    '',
     '### v1 booking flow on PostgreSQL, beside pgbench',
+    '',
+    head,
     '',
     flowSection(flow, pgbench, ledger, pgVersion),
     ...(soldOutNote.length ? ['', ...soldOutNote] : []),
-    ...(flowProblems.length ? ['', `**Warning:** ${flowProblems.join('; ')}.`] : []),
+    ...(problems.length ? ['', `**Warning:** ${problems.join('; ')}.`] : []),
   ].join('\n');
-  process.stdout.write(`\n${section}\n`);
-  writeReadme(section);
-  process.stderr.write(`\nwrote ${readmePath}\n`);
+  return { section, problems };
+}
+
+/** Webhook events end to end: on PostgreSQL with Redis (production), then on the embedded default. */
+async function webhooksGroup(): Promise<{ section: string; problems: string[] }> {
+  const head = runLine('webhooks');
+  const results: WebhookBenchResult[] = [];
+  const common = { users: flowUsers, warmupSeconds: warmup, seconds: webhookSeconds, properties: SIMULATOR_SIZE, backlog: webhookBacklog, timeoutMs: 120_000 };
+  const schema = scratchSchema('bench');
+  try {
+    process.stderr.write(`webhooks: PostgreSQL + Redis, production\n`);
+    results.push(
+      await runWebhookBench({
+        ...common,
+        label: 'PostgreSQL + Redis, production',
+        serviceEnv: {
+          DATABASE_URL: databaseUrl,
+          DATABASE_SCHEMA: schema,
+          REDIS_URL: redisUrl,
+          CHANNEL_ENV: 'production',
+          BOOKING_SYNC_INTERVAL_MS: '0',
+          SIMULATOR_SIZE: String(SIMULATOR_SIZE),
+        },
+        balance: FLOW_BALANCE,
+      }),
+    );
+  } finally {
+    await dropSchema(databaseUrl, schema);
+  }
+  process.stderr.write(`webhooks: embedded PGlite, sandbox\n`);
+  results.push(await runWebhookBench({ ...common, label: 'embedded PGlite, sandbox', serviceEnv: {} }));
+  for (const r of results) {
+    process.stderr.write(
+      `  ${r.label}: bookings → webhooks ${fmt(r.flow.deliveredPerSecond, 1)} events/s, p50 ${ms(r.flow.latency.p50)} ms; ` +
+        `drain ${fmt(r.drain.perSecond, 1)} events/s, p50 ${ms(r.drain.latency.p50)} ms\n`,
+    );
+  }
+  const problems = results.flatMap((r) => r.problems.map((p) => `${r.label}: ${p}`));
+  const section = [
+    '### Webhook events end to end: bookings → webhooks, and an outbox backlog drain',
+    '',
+    head,
+    '',
+    webhookSection(results),
+    ...(problems.length ? ['', `**Warning:** ${problems.join('; ')}.`] : []),
+  ].join('\n');
+  return { section, problems };
+}
+
+/** graphql-ws subscribers on one instance (PostgreSQL), with the in-process bus, then through Redis. */
+async function subscriptionsGroup(): Promise<{ section: string; problems: string[] }> {
+  const head = runLine('subscriptions');
+  const results: SubscriptionBenchResult[] = [];
+  for (const bus of ['in-process', 'Redis'] as const) {
+    const schema = scratchSchema('bench');
+    try {
+      process.stderr.write(`subscriptions: ${subscribers} subscribers, ${bus} bus\n`);
+      results.push(
+        await runSubscriptionBench({
+          label: `${bus} bus`,
+          serviceEnv: {
+            DATABASE_URL: databaseUrl,
+            DATABASE_SCHEMA: schema,
+            CHANNEL_ENV: 'production',
+            BOOKING_SYNC_INTERVAL_MS: '0',
+            SIMULATOR_SIZE: String(SIMULATOR_SIZE),
+            ...(bus === 'Redis' ? { REDIS_URL: redisUrl } : {}),
+          },
+          balance: FLOW_BALANCE,
+          subscribers,
+          bookings: subscriptionBookings,
+          properties: SIMULATOR_SIZE,
+          timeoutMs: 60_000,
+        }),
+      );
+    } finally {
+      await dropSchema(databaseUrl, schema);
+    }
+    const r = results[results.length - 1]!;
+    process.stderr.write(
+      `  ${r.connect.connected} connected in ${fmt(r.connect.seconds, 1)} s; p50 ${ms(r.latency.p50)} ms, p99 ${ms(r.latency.p99)} ms, ` +
+        `max ${ms(r.latency.max)} ms; received by ${r.minReceivedBy}\n`,
+    );
+  }
+  const problems = results.flatMap((r) => r.problems.map((p) => `${r.label}: ${p}`));
+  return {
+    section: [
+      `### ${fmt(subscribers, 0)} graphql-ws subscribers on one instance`,
+      '',
+      head,
+      '',
+      subscriptionSection(results),
+      ...(problems.length ? ['', `**Warning:** ${problems.join('; ')}.`] : []),
+    ].join('\n'),
+    problems,
+  };
+}
+
+const RUNNERS: Record<Group, () => Promise<{ section: string; problems: string[] }>> = {
+  http: httpGroup,
+  flow: flowGroup,
+  webhooks: webhooksGroup,
+  subscriptions: subscriptionsGroup,
+};
+
+let failed = false;
+try {
+  for (const group of selectedGroups()) {
+    const { section, problems } = await RUNNERS[group]();
+    if (problems.length) failed = true;
+    process.stdout.write(`\n${section}\n`);
+    writeReadme(group, section);
+    process.stderr.write(`\nwrote the ${group} figures into ${readmePath}\n`);
+  }
 } catch (error) {
   failed = true;
   console.error('bench failed:', error);
 } finally {
-  await Promise.all([...children].map(stopChild));
-  rmSync(workDir, { recursive: true, force: true });
+  await stopAllChildren();
+  await dropScratchSchemas(databaseUrl);
 }
 process.exitCode = failed ? 1 : 0;
