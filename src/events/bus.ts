@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
@@ -25,16 +26,15 @@ const SUBSCRIBER_BUFFER = 256;
 export function createEventBus(redis: Redis | undefined, logger: Logger): EventBus {
   const subscribeClient = redis?.duplicate();
   subscribeClient?.on('error', () => {});
-  const pubsub: PubSub<Topics> = createPubSub<Topics>(
-    redis && subscribeClient
-      ? {
-          eventTarget: createRedisEventTarget({
-            publishClient: guarded(redis, logger),
-            subscribeClient: guarded(subscribeClient, logger),
-          }),
-        }
-      : {},
-  );
+  // In memory: one EventTarget with a listener per subscriber; thousands are expected, not a leak.
+  const local = new EventTarget();
+  setMaxListeners(0, local);
+  const pubsub: PubSub<Topics> = createPubSub<Topics>({
+    eventTarget:
+      redis && subscribeClient
+        ? createRedisEventTarget({ publishClient: guarded(redis, logger), subscribeClient: guarded(subscribeClient, logger) })
+        : local,
+  });
   // Stops of every open subscription, so closing the bus ends them (and their SSE responses).
   const open = new Set<() => void>();
   return {

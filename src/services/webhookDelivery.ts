@@ -350,7 +350,17 @@ export async function attemptDelivery(
         where: mine,
         data: { status: 'delivered', deliveredAt: now, leaseId: null },
       });
-      if (count) await tx.webhookEndpoint.update({ where: { id: claimed.endpointId }, data: { lastSuccessAt: now } });
+      // At most once a second per endpoint: the row is shared by every delivery to it, and
+      // locking it on each success would make its deliveries commit one at a time.
+      if (count) {
+        await tx.webhookEndpoint.updateMany({
+          where: {
+            id: claimed.endpointId,
+            OR: [{ lastSuccessAt: null }, { lastSuccessAt: { lt: new Date(now.getTime() - 1_000) } }],
+          },
+          data: { lastSuccessAt: now },
+        });
+      }
       return;
     }
     const delay =
