@@ -21,9 +21,10 @@ import {
   type CancellationQuote,
   type FilterNames,
 } from '../services/bookings.js';
-import { NotFoundError, type AppError } from '../services/errors.js';
+import type { AppError } from '../services/errors.js';
 import { InsufficientBalanceError } from '../services/ledger.js';
 import { builder } from './builder.js';
+import { orNull } from './orNull.js';
 import { CancellationPolicyType } from './properties.js';
 import { PaginationRef } from './search.js';
 
@@ -339,15 +340,6 @@ const FILTER_NAMES: FilterNames = {
   createdTo: 'filter.createdTo',
 };
 
-/** Null for a booking that is not there (or is another channel's), as Query.property does. */
-async function orNull<T>(promise: Promise<T>): Promise<T | null> {
-  try {
-    return await promise;
-  } catch (error) {
-    if (error instanceof NotFoundError) return null;
-    throw error;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Root fields

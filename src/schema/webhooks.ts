@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BOOKING_EVENT_TYPES, type BookingEventType } from '../services/bookingStates.js';
-import { NotFoundError, ValidationError } from '../services/errors.js';
+import { ValidationError } from '../services/errors.js';
 import {
   createWebhook,
   deleteWebhook,
@@ -18,6 +18,7 @@ import {
 import type { Page } from '../services/search.js';
 import type { WebhookAttempt } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
+import { orNull } from './orNull.js';
 import { PaginationRef } from './search.js';
 
 /**
@@ -182,15 +183,6 @@ const deliveriesArgs = z.object({
   perPage: z.int().min(1).max(100),
 });
 
-/** Null for a webhook or delivery that is not there (or is another channel's). */
-async function orNull<T>(promise: Promise<T>): Promise<T | null> {
-  try {
-    return await promise;
-  } catch (error) {
-    if (error instanceof NotFoundError) return null;
-    throw error;
-  }
-}
 
 /** The service names the URL `url` (the REST member); here it is the argument `input.url`. */
 async function inputFields<T>(promise: Promise<T>): Promise<T> {
