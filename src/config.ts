@@ -56,8 +56,12 @@ const envSchema = z.object({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().positive().max(1_000).default(50),
   /** Webhook URLs may use plain http (default: in the sandbox only). */
   WEBHOOK_ALLOW_HTTP: flag.optional(),
-  /** Webhook URLs may point at loopback, private or other non-public addresses (default: in the sandbox only). */
-  WEBHOOK_ALLOW_PRIVATE_URLS: flag.optional(),
+  /**
+   * Webhook URLs may point at loopback, private or other non-public addresses. Off by default in
+   * the sandbox too: a hosted sandbox must not let partners probe the internal network (the
+   * delivery log shows the answer). Set it for local receivers.
+   */
+  WEBHOOK_ALLOW_PRIVATE_URLS: flag.default(false),
   /** Property content kept in memory: entries and time to live. */
   CONTENT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   CONTENT_CACHE_TTL_MS: z.coerce.number().int().positive().default(300_000),
@@ -164,7 +168,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retrySchedule: Object.freeze(e.WEBHOOK_RETRY_SCHEDULE),
       concurrency: e.WEBHOOK_CONCURRENCY,
       allowHttp: e.WEBHOOK_ALLOW_HTTP ?? e.CHANNEL_ENV === 'sandbox',
-      allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS ?? e.CHANNEL_ENV === 'sandbox',
+      allowPrivateUrls: e.WEBHOOK_ALLOW_PRIVATE_URLS,
     },
     simulator: {
       seed: e.SIMULATOR_SEED,

@@ -1,13 +1,14 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { lookup as dnsLookupAsync } from 'node:dns/promises';
+import { Resolver } from 'node:dns/promises';
+import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { ValidationError } from './errors.js';
 
 /**
- * Where webhooks may be sent. In production (by default) only https, and only to public
- * addresses: a partner must not make the service call its own network (SSRF). The rule is checked
- * when a URL is saved and again on every connection (DNS may change between the two).
+ * Where webhooks may be sent. Unless WEBHOOK_ALLOW_PRIVATE_URLS is set, only to public addresses:
+ * a partner must not make the service call its own network (SSRF). The rule is checked when a URL
+ * is saved and again on every connection (DNS may change between the two). In production only
+ * https (WEBHOOK_ALLOW_HTTP).
  */
 export interface TargetPolicy {
   allowHttp: boolean;
@@ -38,13 +39,11 @@ export async function validateWebhookUrl(raw: string, policy: TargetPolicy, fiel
     } else {
       let addresses: LookupAddress[];
       try {
-        addresses = await dnsLookupAsync(host, { all: true, verbatim: true });
-      } catch {
-        throw refuse(`the host ${host} does not resolve`);
+        addresses = await resolvePublic(host);
+      } catch (error) {
+        throw refuse(error instanceof BlockedAddressError ? error.message : `the host ${host} does not resolve`);
       }
-      if (!addresses.length || addresses.some((a) => !isPublicAddress(a.address))) {
-        throw refuse(`the host ${host} resolves to a non-public address`);
-      }
+      if (!addresses.length) throw refuse(`the host ${host} does not resolve`);
     }
   }
   return url.toString();
@@ -58,7 +57,10 @@ export function hostOf(url: URL): string {
 /** Globally routable unicast only: no loopback, private, link-local, CGNAT, multicast or reserved range. */
 export function isPublicAddress(address: string): boolean {
   try {
-    return ipaddr.process(address).range() === 'unicast';
+    const parsed = ipaddr.process(address);
+    // ipaddr.js calls the deprecated IPv4-compatible block ::/96 (e.g. ::127.0.0.1) unicast.
+    if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return false;
+    return parsed.range() === 'unicast';
   } catch {
     return false;
   }
@@ -69,19 +71,43 @@ export class BlockedAddressError extends Error {
   readonly code = 'EBLOCKEDADDRESS';
 }
 
+// c-ares, not getaddrinfo: getaddrinfo runs on libuv's four-thread pool and cannot be abandoned,
+// so one partner's unresponsive name server would stall every partner's deliveries.
+const resolver = new Resolver({ timeout: 2_000, tries: 2 });
+
+/** Every address of `host` (A and AAAA), refusing the lot if any is not public. */
+export async function resolvePublic(host: string): Promise<LookupAddress[]> {
+  // RFC 6761: these names are loopback whatever a name server says (c-ares does not read /etc/hosts).
+  const name = host.toLowerCase().replace(/\.$/, '');
+  if (name === 'localhost' || name.endsWith('.localhost')) {
+    throw new BlockedAddressError(`the host ${host} resolves to a non-public address`);
+  }
+  const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+  const addresses: LookupAddress[] = [
+    ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+    ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+  ];
+  if (!addresses.length) {
+    const reason = v4.status === 'rejected' ? v4.reason : v6.status === 'rejected' ? v6.reason : undefined;
+    throw reason instanceof Error ? reason : new Error(`${host} has no address`);
+  }
+  // The address itself is not named: the delivery log is the partner's to read.
+  if (addresses.some((a) => !isPublicAddress(a.address))) throw new BlockedAddressError(`the host ${host} resolves to a non-public address`);
+  return addresses;
+}
+
 /**
- * A DNS lookup for outgoing webhook connections that refuses non-public answers, so a name that
- * resolved to a public address when it was saved cannot be re-pointed at the internal network.
+ * The DNS lookup of outgoing webhook connections when private addresses are not allowed: a name
+ * that resolved to a public address when it was saved cannot be re-pointed at the internal network.
  */
 export const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true, verbatim: true }, (error, addresses) => {
-    if (error) return callback(error, '', 4);
-    const list = addresses as LookupAddress[];
-    const blocked = list.find((a) => !isPublicAddress(a.address));
-    if (blocked || !list.length) {
-      return callback(new BlockedAddressError(`${hostname} resolves to the non-public address ${blocked?.address ?? '(none)'}`), '', 4);
-    }
-    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
-    return callback(null, list[0]!.address, list[0]!.family);
-  });
+  resolvePublic(hostname).then(
+    (list) => {
+      const wanted = options.family === 4 || options.family === 6 ? list.filter((a) => a.family === options.family) : list;
+      const usable = wanted.length ? wanted : list;
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable);
+      return callback(null, usable[0]!.address, usable[0]!.family);
+    },
+    (error: Error) => callback(error as NodeJS.ErrnoException, '', 4),
+  );
 };

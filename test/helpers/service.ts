@@ -30,7 +30,14 @@ export interface GraphQLResult {
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'channel-test-'));
   // No background booking sync: tests run it when they mean to (runBookingSync).
-  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', BOOKING_SYNC_INTERVAL_MS: '0' };
+  // Webhook receivers of tests listen on loopback; the tests of the address rule turn this off.
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    BOOKING_SYNC_INTERVAL_MS: '0',
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+  };
   if (process.env.DATABASE_URL) {
     env.DATABASE_URL = process.env.DATABASE_URL;
     env.DATABASE_SCHEMA = `t_${randomBytes(6).toString('hex')}`;
