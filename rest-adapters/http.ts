@@ -90,11 +90,9 @@ export function authContext(deps: AppDeps, options: { lenient?: boolean } = {}):
   return async (c, next) => {
     let principal = null;
     let authError: AppError | null = null;
+    const credentials = { apiKey: c.req.header('x-api-key'), authorization: c.req.header('authorization') };
     try {
-      principal = await authenticate(deps.db.prisma, {
-        apiKey: c.req.header('x-api-key'),
-        authorization: c.req.header('authorization'),
-      }, { cache: deps.credentials });
+      principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials });
     } catch (error) {
       if (!options.lenient) throw error;
       if (!(error instanceof AppError)) c.get('logger').error({ err: error }, 'authentication failed');
@@ -107,6 +105,7 @@ export function authContext(deps: AppDeps, options: { lenient?: boolean } = {}):
         logger: c.get('logger'),
         principal,
         authError,
+        credentials,
         signal: c.req.raw.signal,
         scenarioHeader: c.req.header('x-test-scenario'),
       }),

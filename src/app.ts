@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { GraphQLError } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { pino, type Logger } from 'pino';
@@ -20,8 +21,8 @@ import { openRedis } from './db/redis.js';
 import { createEventBus } from './events/bus.js';
 import { Dispatcher } from './events/dispatcher.js';
 import { createGraphQL, type Yoga } from './graphql.js';
-import { authenticate, createCredentialCache, type Principal } from './services/auth.js';
-import { AppError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError } from './services/errors.js';
+import { authenticate, createCredentialCache, type CredentialHeaders, type Principal } from './services/auth.js';
+import { AppError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, toAppError } from './services/errors.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
 import { runBookingSync } from './services/bookingSync.js';
 import { purgeExpired } from './services/idempotency.js';
@@ -215,21 +216,27 @@ export async function createService(
 /**
  * graphql-ws on /graphql: the credential comes in the connection_init payload
  * ({"X-Api-Key": "..."} or {"Authorization": "Bearer ..."}); a connection without a valid one is
- * closed with 4403. Operations run through Yoga's envelop, so plugins and masking apply.
+ * closed with 4403. The credential is checked again for every operation (a key revoked or a token
+ * expired after the connection opened is refused like on HTTP), and a connection runs at most
+ * SUBSCRIPTIONS_MAX_PER_CONNECTION operations at once. Operations run through Yoga's envelop, so
+ * plugins and masking apply.
  */
-type WsExtra = Extra & { principal?: Principal };
+type WsExtra = Extra & { credentials?: CredentialHeaders; operations?: Set<string> };
 
 function graphqlWsOptions(deps: AppDeps, yoga: Yoga): ServerOptions<Record<string, unknown>, WsExtra> {
+  const { maxPerConnection } = deps.config.subscriptions;
   return {
     onConnect: async (ctx) => {
       const params = lowerKeys(ctx.connectionParams ?? {});
+      const credentials = {
+        apiKey: stringOrUndefined(params['x-api-key']),
+        authorization: stringOrUndefined(params['authorization']),
+      };
       try {
-        const principal = await authenticate(deps.db.prisma, {
-          apiKey: stringOrUndefined(params['x-api-key']),
-          authorization: stringOrUndefined(params['authorization']),
-        }, { cache: deps.credentials });
+        const principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials });
         if (!principal) return false;
-        ctx.extra.principal = principal;
+        ctx.extra.credentials = credentials;
+        ctx.extra.operations = new Set();
         return true;
       } catch (error) {
         if (error instanceof AppError) return false;
@@ -238,13 +245,29 @@ function graphqlWsOptions(deps: AppDeps, yoga: Yoga): ServerOptions<Record<strin
     },
     execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
     subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
-    onSubscribe: async (ctx, _id, payload) => {
+    onSubscribe: async (ctx, operationId, payload) => {
+      const operations = (ctx.extra.operations ??= new Set());
+      if (operations.size >= maxPerConnection) {
+        return [
+          new GraphQLError(`A connection runs at most ${maxPerConnection} operations at once; complete one first`, {
+            extensions: { code: 'SUBSCRIPTION_LIMIT_EXCEEDED', details: { limit: maxPerConnection } },
+          }),
+        ];
+      }
+      let principal: Principal | null = null;
+      let authError: AppError | null = null;
+      try {
+        principal = await authenticate(deps.db.prisma, ctx.extra.credentials ?? {}, { cache: deps.credentials });
+      } catch (error) {
+        authError = toAppError(error);
+      }
       const id = crypto.randomUUID();
       const requestContext = createRequestContext(deps, {
         requestId: id,
         logger: deps.logger.child({ reqId: id, transport: 'graphql-ws' }),
-        principal: ctx.extra.principal ?? null,
-        authError: null,
+        principal,
+        authError,
+        credentials: ctx.extra.credentials,
         signal: undefined,
       });
       const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
@@ -261,7 +284,12 @@ function graphqlWsOptions(deps: AppDeps, yoga: Yoga): ServerOptions<Record<strin
         rootValue: { execute, subscribe },
       };
       const errors = validate(args.schema, args.document);
-      return errors.length ? errors : args;
+      if (errors.length) return errors;
+      operations.add(operationId);
+      return args;
+    },
+    onComplete: (ctx, operationId) => {
+      ctx.extra.operations?.delete(operationId);
     },
   };
 }

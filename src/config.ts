@@ -62,6 +62,10 @@ const envSchema = z.object({
    * delivery log shows the answer). Set it for local receivers.
    */
   WEBHOOK_ALLOW_PRIVATE_URLS: flag.default(false),
+  /** Live booking-event subscriptions (graphql-ws and SSE) one channel may hold on one instance. */
+  SUBSCRIPTIONS_MAX_PER_CHANNEL: z.coerce.number().int().positive().default(10_000),
+  /** Operations one graphql-ws connection may run at once. */
+  SUBSCRIPTIONS_MAX_PER_CONNECTION: z.coerce.number().int().positive().max(1_000).default(20),
   /** Property content kept in memory: entries and time to live. */
   CONTENT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   CONTENT_CACHE_TTL_MS: z.coerce.number().int().positive().default(300_000),
@@ -110,6 +114,7 @@ export type Config = Readonly<{
   authCacheTtlMs: number;
   bookings: { pendingDeadlineMinutes: number; syncIntervalMs: number };
   events: { pollIntervalMs: number };
+  subscriptions: { maxPerChannel: number; maxPerConnection: number };
   webhooks: {
     timeoutMs: number;
     retrySchedule: readonly number[];
@@ -163,6 +168,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     bookings: { pendingDeadlineMinutes: e.PENDING_DEADLINE_MINUTES, syncIntervalMs: e.BOOKING_SYNC_INTERVAL_MS },
     events: { pollIntervalMs: e.EVENTS_POLL_INTERVAL_MS },
+    subscriptions: { maxPerChannel: e.SUBSCRIPTIONS_MAX_PER_CHANNEL, maxPerConnection: e.SUBSCRIPTIONS_MAX_PER_CONNECTION },
     webhooks: {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retrySchedule: Object.freeze(e.WEBHOOK_RETRY_SCHEDULE),

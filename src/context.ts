@@ -7,7 +7,7 @@ import type { TokenSigner } from './services/tokens.js';
 import { createLoaders, type Loaders, type PropertyCatalog } from './upstream/catalog.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
-import type { Principal } from './services/auth.js';
+import type { CredentialHeaders, Principal } from './services/auth.js';
 import type { AppError } from './services/errors.js';
 import type { RateLimiter } from './services/rateLimits.js';
 import type { WebhookSender } from './services/webhookDelivery.js';
@@ -50,6 +50,8 @@ export interface RequestContext {
   readonly principal: Principal | null;
   /** Why a presented credential was refused, so GraphQL can say so instead of "unauthenticated". */
   readonly authError: AppError | null;
+  /** The credential as presented, so a long-lived subscription can check it is still good. */
+  readonly credentials?: CredentialHeaders | undefined;
   readonly signal: AbortSignal | undefined;
   /** A sandbox test scenario (X-Test-Scenario); always undefined in production. */
   readonly scenario: Scenario | undefined;

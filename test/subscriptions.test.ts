@@ -1,7 +1,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { IssuedCredentials } from '../src/services/operator.js';
+import { rotateKey, type IssuedCredentials } from '../src/services/operator.js';
 import { v1 } from './helpers/flow.js';
 import { apiKey, startTestService, type TestService } from './helpers/service.js';
 
@@ -37,14 +37,19 @@ interface Watch {
   stop(): void;
 }
 
+const connected = new WeakSet<Client>();
+
 function wsClient(port: number, params: Record<string, string>): Client {
-  return createClient({
+  const client = createClient({
     url: `ws://127.0.0.1:${port}/graphql`,
     webSocketImpl: WebSocket,
     connectionParams: params,
     retryAttempts: 0,
     lazy: true,
   });
+  client.on('connected', () => connected.add(client));
+  client.on('closed', () => connected.delete(client));
+  return client;
 }
 
 function watch(client: Client, variables: Record<string, unknown> = {}): Watch {
@@ -52,6 +57,7 @@ function watch(client: Client, variables: Record<string, unknown> = {}): Watch {
   const errors: unknown[] = [];
   let markStarted!: () => void;
   const started = new Promise<void>((resolve) => (markStarted = resolve));
+  if (connected.has(client)) markStarted();
   client.on('connected', () => markStarted());
   let stop!: () => void;
   const done = new Promise<void>((resolve) => {
@@ -63,7 +69,9 @@ function watch(client: Client, variables: Record<string, unknown> = {}): Watch {
           if (result.data?.bookingEvents) events.push(result.data.bookingEvents);
         },
         error: (error) => {
-          errors.push(error);
+          // graphql-ws reports refused operations as a list of GraphQL errors, a closed socket as an event.
+          if (Array.isArray(error)) errors.push(...(error as unknown[]));
+          else errors.push(error);
           markStarted();
           resolve();
         },
@@ -204,6 +212,92 @@ describe('bookingEvents over graphql-ws', () => {
     await bad.done;
     expect(bad.events).toEqual([]);
     expect(bad.errors.length).toBeGreaterThan(0);
+  });
+});
+
+describe('limits and revocation', () => {
+  let t: TestService;
+  let port: number;
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    t = await startTestService({
+      EVENTS_POLL_INTERVAL_MS: '50',
+      // No credential cache: a revocation applies to the next event.
+      AUTH_CACHE_TTL_MS: '0',
+      SUBSCRIPTIONS_MAX_PER_CONNECTION: '2',
+      SUBSCRIPTIONS_MAX_PER_CHANNEL: '3',
+    });
+    port = await t.service.listen(0);
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.dispose()));
+    await t?.close();
+  });
+
+  const client = (params: Record<string, string>) => {
+    const c = wsClient(port, params);
+    clients.push(c);
+    return c;
+  };
+  const limitCode = (w: Watch) => (w.errors[0] as { extensions?: { code?: string } } | undefined)?.extensions?.code;
+
+  it('a connection runs at most SUBSCRIPTIONS_MAX_PER_CONNECTION operations, a channel holds at most SUBSCRIPTIONS_MAX_PER_CHANNEL', async () => {
+    const who = await t.channel({ name: 'Many Subs' });
+    const one = client({ 'X-Api-Key': who.api_key });
+    const first = watch(one);
+    const second = watch(one);
+    await Promise.all([settled(first), settled(second)]);
+    const third = watch(one);
+    await third.done;
+    expect(limitCode(third)).toBe('SUBSCRIPTION_LIMIT_EXCEEDED');
+
+    // Stopping one frees its place on the connection.
+    first.stop();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const again = watch(one);
+    await settled(again);
+    expect(again.errors).toEqual([]);
+
+    // Two on the first connection, one more on another: the channel's three.
+    const other = client({ 'X-Api-Key': who.api_key });
+    const fourth = watch(other);
+    await settled(fourth);
+    expect(fourth.errors).toEqual([]);
+    const over = watch(other);
+    await over.done;
+    expect(limitCode(over)).toBe('SUBSCRIPTION_LIMIT_EXCEEDED');
+    expect(t.service.deps.events.subscribers(who.user_id)).toBe(3);
+
+    // Another channel is not affected.
+    const elsewhere = await t.channel({ name: 'Few Subs' });
+    const fine = watch(client({ 'X-Api-Key': elsewhere.api_key }));
+    await settled(fine);
+    expect(fine.errors).toEqual([]);
+  });
+
+  it('a subscription whose API key is revoked ends with UNAUTHORIZED at the next event, and delivers nothing more', async () => {
+    const who = await t.channel({ name: 'Rotating' });
+    const subscriber = client({ 'X-Api-Key': who.api_key });
+    const w = watch(subscriber);
+    // A second subscription keeps the connection open: no-shows do not happen in this test.
+    const idle = watch(subscriber, { types: ['reservation_no_show'] });
+    await Promise.all([settled(w), settled(idle)]);
+    const { api_key } = await rotateKey(t.service.deps.db.prisma, who.app_id);
+    const flow = v1(t, { ...who, api_key });
+    const offer = await flow.offer();
+    const res = await flow.book({ book_token: offer.bookToken, booker_name: 'Sub Scriber', guests_adult: 2 });
+    expect(res.status).toBe(201);
+    await w.done;
+    expect(w.events).toEqual([]);
+    expect(w.errors).toEqual([
+      expect.objectContaining({ extensions: expect.objectContaining({ code: 'UNAUTHORIZED' }) }),
+    ]);
+    // The same open connection cannot start anything new with the revoked key either.
+    const later = watch(subscriber);
+    await later.done;
+    expect(later.events).toEqual([]);
+    expect((later.errors[0] as { extensions?: { code?: string } }).extensions?.code).toBe('UNAUTHORIZED');
   });
 });
 

@@ -15,6 +15,8 @@ export interface EventBus {
   publish(event: BookingEventMessage): void;
   /** The channel's events from now on, until the iterator is returned or the bus closes. */
   subscribe(channelId: string): Repeater<BookingEventMessage>;
+  /** Open subscriptions of the channel on this instance. */
+  subscribers(channelId: string): number;
   close(): Promise<void>;
 }
 
@@ -24,6 +26,7 @@ type Topics = { 'booking-events': [channelId: string, event: BookingEventMessage
 const SUBSCRIBER_BUFFER = 256;
 
 export function createEventBus(redis: Redis | undefined, logger: Logger): EventBus {
+  let closing = false;
   const subscribeClient = redis?.duplicate();
   subscribeClient?.on('error', () => {});
   // In memory: one EventTarget with a listener per subscriber; thousands are expected, not a leak.
@@ -32,11 +35,20 @@ export function createEventBus(redis: Redis | undefined, logger: Logger): EventB
   const pubsub: PubSub<Topics> = createPubSub<Topics>({
     eventTarget:
       redis && subscribeClient
-        ? createRedisEventTarget({ publishClient: guarded(redis, logger), subscribeClient: guarded(subscribeClient, logger) })
+        ? createRedisEventTarget({
+            publishClient: guarded(redis, logger, () => closing),
+            subscribeClient: guarded(subscribeClient, logger, () => closing),
+          })
         : local,
   });
   // Stops of every open subscription, so closing the bus ends them (and their SSE responses).
   const open = new Set<() => void>();
+  const perChannel = new Map<string, number>();
+  const count = (channelId: string, delta: number) => {
+    const n = (perChannel.get(channelId) ?? 0) + delta;
+    if (n > 0) perChannel.set(channelId, n);
+    else perChannel.delete(channelId);
+  };
   return {
     kind: redis ? 'redis' : 'memory',
     publish(event) {
@@ -45,17 +57,21 @@ export function createEventBus(redis: Redis | undefined, logger: Logger): EventB
     subscribe(channelId) {
       const source = pubsub.subscribe('booking-events', channelId);
       return new Repeater<BookingEventMessage>(async (push, stop) => {
+        count(channelId, 1);
         const end = () => stop();
         open.add(end);
         void stop.then(() => {
           open.delete(end);
+          count(channelId, -1);
           return source.return();
         });
         for await (const event of source) await push(event);
         stop();
       }, new SlidingBuffer(SUBSCRIBER_BUFFER));
     },
+    subscribers: (channelId) => perChannel.get(channelId) ?? 0,
     async close() {
+      closing = true;
       for (const end of [...open]) end();
       if (subscribeClient) await subscribeClient.quit().catch(() => subscribeClient.disconnect());
     },
@@ -66,7 +82,7 @@ export function createEventBus(redis: Redis | undefined, logger: Logger): EventB
  * The Redis event target fires publish/subscribe/unsubscribe without handling their promises; a
  * Redis outage must cost live events (logged), not crash the process with an unhandled rejection.
  */
-function guarded(client: Redis, logger: Logger): Redis {
+function guarded(client: Redis, logger: Logger, closing: () => boolean): Redis {
   const fired = new Set(['publish', 'subscribe', 'unsubscribe']);
   return new Proxy(client, {
     get(target, property, receiver) {
@@ -74,7 +90,8 @@ function guarded(client: Redis, logger: Logger): Redis {
       if (typeof property === 'string' && fired.has(property) && typeof value === 'function') {
         return (...args: unknown[]) =>
           (value as (...a: unknown[]) => Promise<unknown>).apply(target, args).catch((error: unknown) => {
-            logger.warn({ err: error, command: property }, 'event bus: Redis command failed');
+            // Unsubscribes racing the shutdown's quit are expected to fail.
+            if (!closing()) logger.warn({ err: error, command: property }, 'event bus: Redis command failed');
           });
       }
       return typeof value === 'function' ? value.bind(target) : value;

@@ -1,5 +1,7 @@
-import { filter, pipe } from 'graphql-yoga';
-import { principalOf } from '../context.js';
+import { Repeater } from 'graphql-yoga';
+import { principalOf, type RequestContext } from '../context.js';
+import { authenticate } from '../services/auth.js';
+import { AppError, UnauthorizedError } from '../services/errors.js';
 import { fromBookingRecord } from '../services/bookings.js';
 import type { BookingEventMessage } from '../services/webhookDelivery.js';
 import { BookingRef } from './bookings.js';
@@ -25,19 +27,60 @@ const BookingEventRef = builder.objectRef<BookingEventMessage>('BookingEvent').i
   }),
 });
 
+/** What a subscription yields when its credential stopped being good: the resolver reports it, then it ends. */
+const REVOKED = Symbol('revoked');
+
+/**
+ * Whether the credential the subscription started with still allows it: not revoked, not expired,
+ * same channel, still reservations:read. Asked before each event (the credential cache makes it
+ * cheap), so a suspended app or an expired token stops receiving within AUTH_CACHE_TTL_MS.
+ */
+async function stillAllowed(ctx: RequestContext, channelId: string): Promise<boolean> {
+  if (!ctx.credentials) return true;
+  try {
+    const principal = await authenticate(ctx.deps.db.prisma, ctx.credentials, { cache: ctx.deps.credentials });
+    return principal?.channelId === channelId && principal.scopes.has('reservations:read');
+  } catch {
+    return false;
+  }
+}
+
 builder.subscriptionField('bookingEvents', (t) =>
   t.field({
     type: BookingEventRef,
-    description: "The channel's booking events from now on; `types` narrows them (all when omitted)",
+    description:
+      "The channel's booking events from now on; `types` narrows them (all when omitted or empty). " +
+      'Ends with UNAUTHORIZED when the credential is revoked or expires.',
     authScopes: { scope: 'reservations:read' },
     args: {
       types: t.arg({ type: [BookingEventTypeEnum], required: false }),
     },
     subscribe: (_root, args, ctx) => {
+      const { channelId } = principalOf(ctx);
+      const { maxPerChannel } = ctx.deps.config.subscriptions;
+      if (ctx.deps.events.subscribers(channelId) >= maxPerChannel) {
+        throw new AppError(429, 'SUBSCRIPTION_LIMIT_EXCEEDED', `A channel holds at most ${maxPerChannel} subscriptions on one instance`, {
+          limit: maxPerChannel,
+        });
+      }
       const wanted = args.types?.length ? new Set<string>(args.types) : null;
-      const events = ctx.deps.events.subscribe(principalOf(ctx).channelId);
-      return wanted ? pipe(events, filter((e: BookingEventMessage) => wanted.has(e.type))) : events;
+      const source = ctx.deps.events.subscribe(channelId);
+      return new Repeater<BookingEventMessage | typeof REVOKED>(async (push, stop) => {
+        void stop.then(() => source.return());
+        for await (const event of source) {
+          if (wanted && !wanted.has(event.type)) continue;
+          if (!(await stillAllowed(ctx, channelId))) {
+            await push(REVOKED);
+            break;
+          }
+          await push(event);
+        }
+        stop();
+      });
     },
-    resolve: (event) => event,
+    resolve: (event) => {
+      if (event === REVOKED) throw new UnauthorizedError('The credential of this subscription is no longer valid; subscribe again');
+      return event;
+    },
   }),
 );
