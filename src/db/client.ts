@@ -115,17 +115,22 @@ async function openPglite(config: Config): Promise<Database> {
   };
 }
 
+/**
+ * LISTEN on a connection of its own. Never fails: a connection that cannot be made or is lost is
+ * tried again every second until stopped (the dispatcher polls meanwhile).
+ */
 async function listenPostgres(url: string, channel: string, onNotify: (payload: string) => void) {
   let stopped = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
   const connect = async (): Promise<void> => {
+    if (stopped) return;
     const next = new pg.Client({ connectionString: url });
     const reconnect = () => {
-      if (stopped || client !== next) return;
+      if (client !== next) return;
       client = undefined;
       next.end().catch(() => {});
-      retry = setTimeout(() => void connect().catch(() => {}), 1_000).unref();
+      if (!stopped) retry = setTimeout(() => void connect(), 1_000).unref();
     };
     next.on('error', reconnect);
     next.on('end', reconnect);
@@ -134,16 +139,17 @@ async function listenPostgres(url: string, channel: string, onNotify: (payload: 
     try {
       await next.connect();
       await next.query(`LISTEN "${channel}"`);
-    } catch (error) {
+    } catch {
       reconnect();
-      throw error;
     }
   };
   await connect();
   return async () => {
     stopped = true;
     clearTimeout(retry);
-    await client?.end().catch(() => {});
+    const last = client;
+    client = undefined;
+    await last?.end().catch(() => {});
   };
 }
 

@@ -31,14 +31,10 @@ export class Dispatcher {
     if (this.running) return;
     this.running = true;
     const schema = this.deps.config.databaseUrl ? this.deps.config.databaseSchema : null;
-    try {
-      this.unlisten = await this.deps.db.listen('outbox_events', (payload) => {
-        if (schema === null || payload === schema) this.wake();
-      });
-    } catch (error) {
-      // Polling still delivers; the listener keeps trying to reconnect on its own.
-      this.deps.logger.warn({ err: error }, 'outbox notifications unavailable; polling only');
-    }
+    // Never fails: without notifications (for now) polling still delivers.
+    this.unlisten = await this.deps.db.listen('outbox_events', (payload) => {
+      if (schema === null || payload === schema) this.wake();
+    });
     this.loop = this.run();
   }
 
