@@ -19,7 +19,7 @@ import { startTestService, type TestService } from './helpers/service.js';
  * Four services: `live` runs the background dispatcher (woken by LISTEN/NOTIFY, polling every
  * 20 ms) with a fast retry schedule; `short` is the same with a short WEBHOOK_TIMEOUT_MS; `manual`
  * has no background dispatcher (the tests drain it); `prod` is production configuration with http
- * allowed but private addresses refused. All but `short` keep the default 10 s deadline: with the
+ * allowed but private addresses refused (said explicitly: the test helper allows them by default). All but `short` keep the default 10 s deadline: with the
  * embedded database, queries run on this process's event loop, and a burst of bookings on a busy
  * machine can stall it for seconds, so an answer sent in time would be read after a short deadline
  * (a timeout, and a legitimate second delivery of the same webhook-id).
@@ -43,7 +43,12 @@ beforeAll(async () => {
       WEBHOOK_TIMEOUT_MS: String(SHORT_TIMEOUT_MS),
     }),
     startTestService({ EVENTS_POLL_INTERVAL_MS: '0', WEBHOOK_RETRY_SCHEDULE: '50ms,50ms' }),
-    startTestService({ CHANNEL_ENV: 'production', WEBHOOK_ALLOW_HTTP: 'true', EVENTS_POLL_INTERVAL_MS: '0' }),
+    startTestService({
+      CHANNEL_ENV: 'production',
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'false',
+      EVENTS_POLL_INTERVAL_MS: '0',
+    }),
   ]);
   receiver = await startReceiver();
 });

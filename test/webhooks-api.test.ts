@@ -220,7 +220,8 @@ describe('POST /webhooks', () => {
 describe('URL rules in production', () => {
   let production: TestService;
   beforeAll(async () => {
-    production = await startTestService({ CHANNEL_ENV: 'production', EVENTS_POLL_INTERVAL_MS: '0' });
+    // Said explicitly: the test helper allows private addresses by default, for local receivers.
+    production = await startTestService({ CHANNEL_ENV: 'production', WEBHOOK_ALLOW_PRIVATE_URLS: 'false', EVENTS_POLL_INTERVAL_MS: '0' });
   });
   afterAll(() => production?.close());
 

@@ -58,7 +58,9 @@ const eventsField = webhookRules.events.openapi({ description: 'Booking event ty
 const CreateWebhookWire = z
   .object({
     url: webhookRules.url.openapi({
-      description: 'Where deliveries are POSTed. In production: https and a public address only',
+      description:
+        'Where deliveries are POSTed: a public address only (unless WEBHOOK_ALLOW_PRIVATE_URLS is set, for local receivers); ' +
+        'https only in production',
       example: 'https://partner.example/hooks/channel',
     }),
     events: eventsField.optional(),
@@ -174,7 +176,7 @@ const createRoute = scopedRoute(SCOPE, {
   description:
     'Returns the webhook with its signing secret, shown only here. Deliveries follow Standard Webhooks (webhook-id, ' +
     'webhook-timestamp, webhook-signature headers) and are retried for more than 24 hours. 400 for a URL the environment ' +
-    `refuses (production: https to a public address only); 409 WEBHOOK_LIMIT_REACHED beyond ${MAX_WEBHOOKS_PER_CHANNEL} per channel.`,
+    `refuses (a non-public address; in production, anything but https); 409 WEBHOOK_LIMIT_REACHED beyond ${MAX_WEBHOOKS_PER_CHANNEL} per channel.`,
   request: { body: { required: true, content: json(CreateWebhookWire) } },
   responses: {
     201: {

@@ -135,7 +135,12 @@ const CreateWebhookPayload = builder.objectRef<{ webhook: WebhookView; secret: s
 const CreateWebhookInput = builder.inputType('CreateWebhookInput', {
   description: 'The body of POST /channel/v1/webhooks',
   fields: (t) => ({
-    url: t.string({ required: true, description: 'Where deliveries are POSTed; https (http only in the sandbox), at most 2048 characters' }),
+    url: t.string({
+      required: true,
+      description:
+        'Where deliveries are POSTed: a public address (unless the service allows private ones), https (http also in the ' +
+        'sandbox), at most 2048 characters',
+    }),
     events: t.field({ type: [BookingEventTypeEnum], description: 'Each type once; default: every booking event type' }),
     description: t.string({ description: 'At most 200 characters' }),
   }),
