@@ -155,6 +155,10 @@ describe('Mutation.createWebhook and Query.webhooks', () => {
     expect(fieldsOf(await gql(CREATE, { input: { url: `${base}/x`, description: 'd'.repeat(201) } }))).toEqual([
       'input.description',
     ]);
+    // PostgreSQL text cannot hold NUL: refused as input, not a server error.
+    const nul = await gql(CREATE, { input: { url: `${base}/x`, description: 'a\u0000b' } });
+    expect(fieldsOf(nul)).toEqual(['input.description']);
+    expect((nul.errors![0]!.extensions?.details?.fields as { reason: string }[])[0]!.reason).toMatch(/NUL/);
 
     // An event type the enum does not know never reaches the resolver: GraphQL refuses the variable.
     const unknown = await gql(CREATE, { input: { url: `${base}/x`, events: ['reservation_exploded'] } });
@@ -280,6 +284,7 @@ describe('Mutation.updateWebhook and deleteWebhook', () => {
     expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { events: null } }))).toEqual(['input.events']);
     expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { url: 'gopher://example.com' } }))).toEqual(['input.url']);
     expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { events: [] } }))).toEqual(['input.events']);
+    expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { description: '\u0000' } }))).toEqual(['input.description']);
     expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toEqual(webhook);
   });
 

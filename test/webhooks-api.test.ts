@@ -182,12 +182,23 @@ describe('POST /webhooks', () => {
     ['events that are not a list', { url: 'https://example.com/hook', events: 'reservation.created' }, ['events']],
     ['an unknown field', { url: 'https://example.com/hook', secret: 'whsec_mine' }, ['(body)']],
     ['a description over 200 characters', { url: 'https://example.com/hook', description: 'x'.repeat(201) }, ['description']],
+    ['a NUL character in the description', { url: 'https://example.com/hook', description: 'feed\u0000one' }, ['description']],
   ])('400 VALIDATION_ERROR for %s, and nothing is written', async (_name, body, fields) => {
     const who = await t.channel();
     const error = await expectError(await call(apiKey(who), 'POST', '/webhooks', body), 400, 'VALIDATION_ERROR');
     expect(error.details!.fields.map((f: { field: string }) => f.field)).toEqual(fields);
     expect(error.details!.fields[0].reason).toEqual(expect.any(String));
     expect(await storedWebhooks(who)).toEqual([]);
+  });
+
+  it('says why a NUL character is refused', async () => {
+    const who = await t.channel();
+    const error = await expectError(
+      await call(apiKey(who), 'POST', '/webhooks', { url: `${receiver.base}/ok?nul`, description: 'a\u0000b' }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expect(error.details!.fields).toEqual([{ field: 'description', reason: 'must not contain a NUL character (\\u0000)' }]);
   });
 
   it('400 for a body that is not JSON', async () => {
@@ -384,6 +395,7 @@ describe('PATCH /webhooks/{id}', () => {
     ['an unknown event type', { events: ['reservation.lost'] }, ['events.0']],
     ['an event type twice', { events: ['reservation.no_show', 'reservation.no_show'] }, ['events']],
     ['a description over 200 characters', { description: 'y'.repeat(201) }, ['description']],
+    ['a NUL character in the description', { description: '\u0000' }, ['description']],
     ['a bad URL', { url: 'mailto:ops@example.com' }, ['url']],
   ])('400 VALIDATION_ERROR for %s, and nothing changes', async (_name, body, fields) => {
     const who = await t.channel();

@@ -64,7 +64,7 @@ const CreateWebhookWire = z
       example: 'https://partner.example/hooks/channel',
     }),
     events: eventsField.optional(),
-    description: webhookRules.description.optional().openapi({ description: 'At most 200 characters' }),
+    description: webhookRules.description.optional().openapi({ description: 'At most 200 characters, no NUL character' }),
   })
   .strict()
   .openapi('CreateWebhook');

@@ -142,7 +142,7 @@ const CreateWebhookInput = builder.inputType('CreateWebhookInput', {
         'sandbox), at most 2048 characters',
     }),
     events: t.field({ type: [BookingEventTypeEnum], description: 'Each type once; default: every booking event type' }),
-    description: t.string({ description: 'At most 200 characters' }),
+    description: t.string({ description: 'At most 200 characters, no NUL character' }),
   }),
 });
 

@@ -24,7 +24,13 @@ export const webhookRules = {
     .array(z.enum(BOOKING_EVENT_TYPES))
     .min(1, 'name at least one event type')
     .refine((list) => new Set(list).size === list.length, 'each event type once'),
-  description: z.string().trim().max(200).nullable(),
+  // PostgreSQL text cannot hold NUL: refused here rather than failing the write.
+  description: z
+    .string()
+    .trim()
+    .max(200)
+    .refine((text) => !text.includes('\u0000'), 'must not contain a NUL character (\\u0000)')
+    .nullable(),
 };
 
 export interface WebhookInput {
