@@ -398,7 +398,7 @@ describe('deliveries of booking events, and replay', () => {
   it('filters by status and pages, newest first', async () => {
     const delivered = dataOf(await gql(DELIVERIES, { webhookId: hook.id, status: 'delivered' })).webhookDeliveries;
     expect(delivered.pagination.total).toBe(2);
-    for (const status of ['pending', 'failed']) {
+    for (const status of ['pending', 'held', 'failed']) {
       const none = dataOf(await gql(DELIVERIES, { webhookId: hook.id, status })).webhookDeliveries;
       expect(none).toEqual({ items: [], pagination: { total: 0, page: 1, perPage: 20, totalPages: 0, hasNext: false } });
     }
@@ -452,5 +452,31 @@ describe('deliveries of booking events, and replay', () => {
     const only = dataOf(await gql(DELIVERIES, { webhookId: confirmedOnly.webhook.id })).webhookDeliveries.items[0];
     expect(dataOf(await gql(DELIVERY, { webhookId: hook.id, id: only.id })).webhookDelivery).toBeNull();
     expect(topError(await gql(REPLAY, { webhookId: hook.id, id: only.id })).extensions?.code).toBe('NOT_FOUND');
+  });
+
+  it('a disabled webhook holds new deliveries (status held, no next attempt, not replayable); enabling sends them', async () => {
+    const owner = await t.channel();
+    const { webhook } = await create({ url: `${base}/held`, events: ['reservation_created'] }, owner);
+    dataOf(await gql(UPDATE, { id: webhook.id, input: { enabled: false } }, owner));
+    const api = v1(t, owner);
+    const o = await api.offer();
+    expect((await api.book({ book_token: o.bookToken, booker_name: 'A B', guests_adult: 2 })).status).toBe(201);
+    await t.service.dispatcher.drain();
+
+    const held = dataOf(await gql(DELIVERIES, { webhookId: webhook.id, status: 'held' }, owner)).webhookDeliveries.items as Gql[];
+    expect(held).toHaveLength(1);
+    expect(held[0]).toMatchObject({ type: 'reservation.created', status: 'held', attempts: 0, nextAttemptAt: null, attemptLog: [] });
+    const replay = await gql(REPLAY, { webhookId: webhook.id, id: held[0]!.id }, owner);
+    expect(replay.data).toBeNull();
+    expect(topError(replay).extensions?.code).toBe('DELIVERY_HELD');
+    expect(received.filter((r) => r.path === '/held')).toEqual([]);
+
+    dataOf(await gql(UPDATE, { id: webhook.id, input: { enabled: true } }, owner));
+    await t.service.dispatcher.drain();
+    expect(dataOf(await gql(DELIVERY, { webhookId: webhook.id, id: held[0]!.id }, owner)).webhookDelivery).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+    });
+    expect(received.filter((r) => r.path === '/held')).toHaveLength(1);
   });
 });

@@ -1,9 +1,18 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestContext, type RequestContext } from '../src/context.js';
 import { authenticate } from '../src/services/auth.js';
 import type { IssuedCredentials } from '../src/services/operator.js';
+import {
+  DELIVERY_RETENTION_MS,
+  fanOut,
+  maxTotalAttempts,
+  PER_ENDPOINT_IN_FLIGHT,
+  purgeDeliveries,
+} from '../src/services/webhookDelivery.js';
 import { createWebhook, getWebhook, updateWebhook, type WebhookInput } from '../src/services/webhooks.js';
 import { day, v1 } from './helpers/flow.js';
 import { eventually, sleep, startReceiver, type Receiver } from './helpers/receiver.js';
@@ -302,14 +311,10 @@ describe('whatever bytes the receiver answers with', () => {
 });
 
 describe('interrupted attempts', () => {
-  it('use up their step of the schedule, so a delivery that keeps interrupting its instance fails in the end', async () => {
-    const path = pathOf('interrupted');
-    const { webhook } = await channelWithHook(manual, path, { events: ['reservation.confirmed'] });
-    receiver.respond = (r) => (r.path === path ? 500 : 200);
-    const prisma = manual.service.deps.db.prisma;
-    // As a crashed instance leaves it: leased, its lease run out, one retry step left (schedule 50ms,50ms).
+  /** A delivery to `webhook` as a crashed instance leaves it: leased, the lease run out. */
+  async function leftByCrash(webhook: { id: string; channelId: string }, data: { attempts: number; scheduleStep: number; attemptsAtReplay?: number }) {
     const id = randomUUID();
-    await prisma.webhookDelivery.create({
+    await manual.service.deps.db.prisma.webhookDelivery.create({
       data: {
         id,
         endpointId: webhook.id,
@@ -317,22 +322,91 @@ describe('interrupted attempts', () => {
         type: 'reservation.confirmed',
         body: '{"type":"reservation.confirmed","timestamp":"2026-01-01T00:00:00.000Z","data":{}}',
         status: 'pending',
-        attempts: 2,
-        scheduleStep: 1,
+        ...data,
         nextAttemptAt: new Date(Date.now() - 1_000),
         leaseId: randomUUID(),
         createdAt: new Date(),
       },
     });
-    await manual.service.dispatcher.drain();
-    const row = await prisma.webhookDelivery.findUniqueOrThrow({ where: { id }, include: { attemptLog: { orderBy: { attempt: 'asc' } } } });
-    // Without the interrupted step it would wait for the last step; with it, the schedule is over.
-    expect(row).toMatchObject({ status: 'failed', attempts: 3, scheduleStep: 2, leaseId: null });
-    expect(row.attemptLog.map((a) => [a.attempt, a.statusCode, a.error?.split(':')[0]])).toEqual([
+    return id;
+  }
+
+  const withLog = (id: string) =>
+    manual.service.deps.db.prisma.webhookDelivery.findUniqueOrThrow({ where: { id }, include: { attemptLog: { orderBy: { attempt: 'asc' } } } });
+
+  it('are logged and retried without using up a step of the schedule', async () => {
+    const path = pathOf('interrupted');
+    const { webhook } = await channelWithHook(manual, path, { events: ['reservation.confirmed'] });
+    // The first request fails; the retry succeeds.
+    receiver.respond = (r, nth) => (r.path === path && nth === 0 ? 500 : 200);
+    // Schedule 50ms,50ms: one retry step left after the interrupted attempt.
+    const id = await leftByCrash(webhook, { attempts: 2, scheduleStep: 1 });
+
+    // Attempt 3 fails with a step left, so it is scheduled again (an interruption that used up a
+    // step would have failed it there), and attempt 4 succeeds.
+    await settle(manual, async () => (await withLog(id)).status !== 'pending');
+
+    const row = await withLog(id);
+    expect(row).toMatchObject({ status: 'delivered', attempts: 4, scheduleStep: 2, leaseId: null });
+    expect(row.attemptLog.map((a) => [a.attempt, a.statusCode, a.error?.split(':')[0] ?? null])).toEqual([
       [2, null, 'interrupted'],
       [3, 500, 'HTTP 500'],
+      [4, 200, null],
     ]);
-    expect(receiver.on(path)).toHaveLength(1);
+    expect(receiver.on(path)).toHaveLength(2);
+    await manual.service.deps.db.prisma.webhookEndpoint.delete({ where: { id: webhook.id } });
+  });
+
+  it('a delivery with 2 × (schedule + 1) attempts since its last replay fails at the claim, unsent; the endpoint stays enabled', async () => {
+    const path = pathOf('poison');
+    const { webhook } = await channelWithHook(manual, path, { events: ['reservation.confirmed'] });
+    const cap = maxTotalAttempts(manual.config.webhooks.retrySchedule);
+    expect(cap).toBe(6);
+    const prisma = manual.service.deps.db.prisma;
+
+    // Interrupted on its cap-th attempt: failed at the claim, never sent again.
+    const poison = await leftByCrash(webhook, { attempts: cap, scheduleStep: 0 });
+    // The same count, but three of them before a replay: the cap counts from the replay, so it is
+    // attempted (and delivered).
+    const replayed = await leftByCrash(webhook, { attempts: cap, scheduleStep: 0, attemptsAtReplay: 3 });
+    // Not interrupted, one attempt below the cap with steps left: its failure ends it all the same.
+    const last = randomUUID();
+    await prisma.webhookDelivery.create({
+      data: {
+        id: last,
+        endpointId: webhook.id,
+        channelId: webhook.channelId,
+        type: 'reservation.confirmed',
+        body: '{"type":"reservation.confirmed","timestamp":"2026-01-01T00:00:00.000Z","data":{}}',
+        status: 'pending',
+        attempts: cap - 1,
+        scheduleStep: 0,
+        nextAttemptAt: new Date(Date.now() - 1_000),
+        createdAt: new Date(),
+      },
+    });
+    receiver.respond = (r) => (r.path === path && r.webhookId !== replayed ? 500 : 200);
+    await manual.service.dispatcher.drain();
+
+    const failed = await withLog(poison);
+    expect(failed).toMatchObject({ status: 'failed', attempts: cap, scheduleStep: 0, leaseId: null });
+    expect(failed.attemptLog.map((a) => [a.attempt, a.statusCode, a.error?.split(':')[0]])).toEqual([[cap, null, 'interrupted']]);
+    expect(receiver.byId(poison)).toEqual([]);
+
+    expect(await withLog(replayed)).toMatchObject({ status: 'delivered', attempts: cap + 1, scheduleStep: 0, leaseId: null });
+    expect((await withLog(replayed)).attemptLog.map((a) => [a.attempt, a.statusCode])).toEqual([
+      [cap, null],
+      [cap + 1, 200],
+    ]);
+    expect(receiver.byId(replayed)).toHaveLength(1);
+
+    const capped = await withLog(last);
+    expect(capped).toMatchObject({ status: 'failed', attempts: cap, scheduleStep: 0, leaseId: null });
+    expect(capped.attemptLog.map((a) => [a.attempt, a.statusCode])).toEqual([[cap, 500]]);
+    expect(receiver.byId(last)).toHaveLength(1);
+
+    // Neither ran out its schedule: the endpoint is not disabled.
+    expect(await prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: webhook.id } })).toMatchObject({ disabledAt: null });
     await prisma.webhookEndpoint.delete({ where: { id: webhook.id } });
   });
 });
@@ -351,6 +425,22 @@ describe('an endpoint that fails for a whole schedule', () => {
     expect(receiver.on(path).map((r) => r.json.data.id)).toEqual([early.id]);
 
     down = true;
+    // A delivery waiting an hour for its retry when the endpoint is disabled.
+    const waiting = randomUUID();
+    await prisma.webhookDelivery.create({
+      data: {
+        id: waiting,
+        endpointId: webhook.id,
+        channelId: webhook.channelId,
+        type: 'reservation.modified',
+        body: '{"type":"reservation.modified","timestamp":"2026-01-01T00:00:00.000Z","data":{}}',
+        status: 'pending',
+        attempts: 1,
+        scheduleStep: 1,
+        nextAttemptAt: new Date(Date.now() + 3_600_000),
+        createdAt: new Date(),
+      },
+    });
     const booking = await book(manual, who);
     let failed: Awaited<ReturnType<typeof deliveriesOf>>[number] | undefined;
     await settle(manual, async () => {
@@ -366,6 +456,8 @@ describe('an endpoint that fails for a whole schedule', () => {
     expect(disabled.disabledAt).not.toBeNull();
     expect(disabled.disabledReason).toContain(failed!.id);
     expect((await getWebhook(ctx, webhook.id)).status).toBe('disabled');
+    // Disabling held what was waiting.
+    expect(await prisma.webhookDelivery.findUniqueOrThrow({ where: { id: waiting } })).toMatchObject({ status: 'held', attempts: 1 });
 
     // Held: the next event makes a delivery that is not attempted while the endpoint is disabled.
     await cancel(manual, who, booking.id);
@@ -373,7 +465,7 @@ describe('an endpoint that fails for a whole schedule', () => {
     await sleep(150);
     await manual.service.dispatcher.drain();
     const held = await deliveryOf(manual, webhook.id, 'reservation.cancelled');
-    expect(held).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(held).toMatchObject({ status: 'held', attempts: 0 });
     expect(held.attemptLog).toEqual([]);
     expect(receiver.byId(held.id)).toEqual([]);
 
@@ -384,6 +476,9 @@ describe('an endpoint that fails for a whole schedule', () => {
     await settle(manual, async () => (await deliveryOf(manual, webhook.id, 'reservation.cancelled')).status === 'delivered');
     const sent = await deliveryOf(manual, webhook.id, 'reservation.cancelled');
     expect(sent).toMatchObject({ status: 'delivered', attempts: 1 });
+    // So did the one held while waiting for its retry: due at once on enabling, not an hour later.
+    await settle(manual, async () => (await prisma.webhookDelivery.findUniqueOrThrow({ where: { id: waiting } })).status === 'delivered');
+    expect(receiver.byId(waiting)).toHaveLength(1);
     expect(receiver.byId(held.id).map((r) => [r.json.type, r.json.data.id, r.json.data.status])).toEqual([
       ['reservation.cancelled', booking.id, 'cancelled'],
     ]);
@@ -522,6 +617,220 @@ describe('production: the address is checked again when connecting', () => {
       expect(delivery!.nextAttemptAt.getTime()).toBeGreaterThan(Date.now() + 3_000);
     }
     expect((await deliveriesOf(t, rows[0]!.id))[0]!.attemptLog[0]!.error).toContain('localhost');
+  });
+});
+
+describe('a webhook changed while its events fan out', () => {
+  /**
+   * Runs a fan-out of the manual service in which `meanwhile` starts on another connection right
+   * after the fan-out has read the endpoints (its third query), while the fan-out takes its time
+   * to write. Resolves with the fan-out's events and what `meanwhile` gave.
+   */
+  async function fanOutAmid<T>(meanwhile: () => Promise<T>) {
+    const { deps } = manual.service;
+    const real = deps.db.prisma;
+    let started: Promise<T> | undefined;
+    const prisma = new Proxy(real, {
+      get(target, key) {
+        if (key !== '$transaction') {
+          const value = Reflect.get(target, key);
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return (fn: (tx: unknown) => Promise<unknown>, options: unknown) =>
+          target.$transaction(async (tx) => {
+            let queries = 0;
+            const spied = new Proxy(tx, {
+              get(t, k) {
+                const value = Reflect.get(t, k);
+                if (k !== '$queryRaw') return typeof value === 'function' ? value.bind(t) : value;
+                return async (...args: unknown[]) => {
+                  const rows = await (value as (...a: unknown[]) => Promise<unknown>).apply(t, args);
+                  if (++queries === 3) {
+                    started = meanwhile();
+                    await sleep(300);
+                  }
+                  return rows;
+                };
+              },
+            });
+            return fn(spied);
+          }, options as Parameters<typeof target.$transaction>[1]);
+      },
+    });
+    const published = await fanOut({ ...deps, db: { ...deps.db, prisma } }, 500);
+    expect(started, 'the fan-out read the endpoints').toBeDefined();
+    return { published, result: await started! };
+  }
+
+  // The embedded database runs one transaction at a time: nothing can land in between there.
+  it.runIf(process.env.DATABASE_URL)('deleted: the batch is published; the delete waits for it and takes the new deliveries along', async () => {
+    const { who, webhook } = await channelWithHook(manual, pathOf('deleted-mid-fan-out'), { events: ['reservation.confirmed'] });
+    // Another channel's webhook, whose delivery must not be lost with the batch.
+    const kept = await channelWithHook(manual, pathOf('kept-mid-fan-out'), { events: ['reservation.confirmed'] });
+    const prisma = manual.service.deps.db.prisma;
+    // The manual service publishes only when drained: the events wait in the outbox.
+    const booking = await book(manual, who);
+    const other = await book(manual, kept.who);
+
+    // then(): a Prisma query starts only when it is awaited or then'd.
+    const { published } = await fanOutAmid(() => prisma.webhookEndpoint.delete({ where: { id: webhook.id } }).then(() => 'deleted'));
+
+    expect(published.map((e) => e.booking.id)).toEqual(expect.arrayContaining([booking.id, other.id]));
+    expect(await prisma.webhookEndpoint.findUnique({ where: { id: webhook.id } })).toBeNull();
+    expect(await prisma.webhookDelivery.count({ where: { endpointId: webhook.id } })).toBe(0);
+    expect((await deliveriesOf(manual, kept.webhook.id)).map((d) => [d.type, d.status])).toEqual([['reservation.confirmed', 'pending']]);
+    await manual.service.dispatcher.drain();
+    expect((await deliveryOf(manual, kept.webhook.id, 'reservation.confirmed')).status).toBe('delivered');
+  });
+
+  it.runIf(process.env.DATABASE_URL)('enabled: the delivery the fan-out holds is released by the enabling, not stranded', async () => {
+    const path = pathOf('enabled-mid-fan-out');
+    const { who, ctx, webhook } = await channelWithHook(manual, path, { events: ['reservation.confirmed'] });
+    receiver.respond = () => 200;
+    await updateWebhook(ctx, webhook.id, { enabled: false });
+    await book(manual, who);
+
+    // The fan-out found the webhook disabled and writes the delivery held; the enabling waits for it.
+    const { result } = await fanOutAmid(() => updateWebhook(ctx, webhook.id, { enabled: true }));
+    expect(result.status).toBe('active');
+    const delivery = await deliveryOf(manual, webhook.id, 'reservation.confirmed');
+    expect(delivery.status).toBe('pending');
+    await manual.service.dispatcher.drain();
+    expect(receiver.byId(delivery.id)).toHaveLength(1);
+  });
+});
+
+describe('fairness between endpoints', () => {
+  it(`a receiver that hangs with many due deliveries holds at most ${PER_ENDPOINT_IN_FLIGHT} attempts; another channel's delivery goes out at once`, async () => {
+    // A receiver of its own, counting the requests it holds open.
+    let open = 0;
+    let maxOpen = 0;
+    let holding = true;
+    const held = new Map<ServerResponse, () => void>();
+    const answered = new Set<string>();
+    const slow = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        open++;
+        maxOpen = Math.max(maxOpen, open);
+        res.on('close', () => {
+          open--;
+          held.delete(res);
+        });
+        const answer = () => {
+          answered.add(String(req.headers['webhook-id']));
+          res.writeHead(200).end('ok');
+        };
+        if (holding) held.set(res, answer);
+        else answer();
+      });
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const prisma = live.service.deps.db.prisma;
+    try {
+      const hog = await createWebhook(await ctxOf(live, await live.channel()), {
+        url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow`,
+        events: ['reservation.confirmed'],
+      });
+      // More due deliveries than WEBHOOK_CONCURRENCY (50) has slots.
+      const backlog = 60;
+      expect(backlog).toBeGreaterThan(live.config.webhooks.concurrency);
+      const now = Date.now();
+      await prisma.webhookDelivery.createMany({
+        data: Array.from({ length: backlog }, (_, i) => ({
+          id: randomUUID(),
+          endpointId: hog.webhook.id,
+          channelId: hog.webhook.channelId,
+          type: 'reservation.confirmed',
+          body: `{"type":"reservation.confirmed","timestamp":"2026-01-01T00:00:00.000Z","data":{"n":${i}}}`,
+          status: 'pending',
+          nextAttemptAt: new Date(now - backlog + i),
+          createdAt: new Date(now - backlog + i),
+        })),
+      });
+      live.service.dispatcher.wake();
+      await eventually(() => open >= PER_ENDPOINT_IN_FLIGHT, 10_000, `${PER_ENDPOINT_IN_FLIGHT} attempts held open`);
+
+      // Another partner books meanwhile: its delivery does not wait for the hanging receiver's
+      // attempts to time out (10 s).
+      const path = pathOf('beside-a-hog');
+      const other = await channelWithHook(live, path, { events: ['reservation.confirmed'] });
+      receiver.respond = () => 200;
+      const started = performance.now();
+      await book(live, other.who);
+      await receiver.waitFor(() => receiver.on(path).length === 1, 5_000, "the other channel's delivery");
+      const waited = performance.now() - started;
+      expect(waited).toBeLessThan(3_000);
+      // Still no more than the cap at the hanging receiver.
+      await sleep(100);
+      expect(open).toBe(PER_ENDPOINT_IN_FLIGHT);
+      expect(maxOpen).toBe(PER_ENDPOINT_IN_FLIGHT);
+
+      // It answers again: the backlog drains, never more than the cap at a time.
+      holding = false;
+      for (const answer of [...held.values()]) answer();
+      await eventually(
+        async () => (await prisma.webhookDelivery.count({ where: { endpointId: hog.webhook.id, status: 'delivered' } })) === backlog,
+        15_000,
+        'the backlog delivered',
+      );
+      expect(answered.size).toBe(backlog);
+      expect(maxOpen).toBe(PER_ENDPOINT_IN_FLIGHT);
+      console.info(`webhook-delivery: another channel's delivery arrived ${Math.round(waited)} ms after its booking beside a hanging receiver`);
+    } finally {
+      for (const res of held.keys()) res.destroy();
+      slow.closeAllConnections();
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
+    }
+  });
+});
+
+describe('retention', () => {
+  it(`purgeDeliveries deletes delivered and failed deliveries, with their attempts, ${DELIVERY_RETENTION_MS / 86_400_000} days after their last attempt`, async () => {
+    const { webhook } = await channelWithHook(manual, pathOf('retention'), { events: ['reservation.confirmed'] });
+    const prisma = manual.service.deps.db.prisma;
+    const now = new Date();
+    const ago = (ms: number) => new Date(now.getTime() - ms);
+    const old = ago(DELIVERY_RETENTION_MS + 60_000);
+    const recent = ago(DELIVERY_RETENTION_MS - 60_000);
+    const rows = {
+      oldDelivered: { status: 'delivered', nextAttemptAt: old, deliveredAt: old },
+      oldFailed: { status: 'failed', nextAttemptAt: old },
+      oldFailedToo: { status: 'failed', nextAttemptAt: old },
+      recentDelivered: { status: 'delivered', nextAttemptAt: recent, deliveredAt: recent },
+      // Made long ago, but its last attempt (a replay) is recent.
+      replayed: { status: 'delivered', nextAttemptAt: recent, deliveredAt: recent },
+      // Never purged while not finished, however old.
+      oldPending: { status: 'pending', nextAttemptAt: ago(DELIVERY_RETENTION_MS * 2) },
+      oldHeld: { status: 'held', nextAttemptAt: ago(DELIVERY_RETENTION_MS * 2) },
+    };
+    const ids: Record<string, string> = {};
+    for (const [name, data] of Object.entries(rows)) {
+      ids[name] = randomUUID();
+      await prisma.webhookDelivery.create({
+        data: {
+          id: ids[name]!,
+          endpointId: webhook.id,
+          channelId: webhook.channelId,
+          type: 'reservation.confirmed',
+          body: '{}',
+          attempts: 1,
+          createdAt: ago(DELIVERY_RETENTION_MS * 2),
+          ...data,
+          attemptLog: { create: { id: randomUUID(), attempt: 1, startedAt: data.nextAttemptAt, durationMs: 5, statusCode: 200 } },
+        },
+      });
+    }
+    // Batches of one: the loop goes on until a batch comes back short.
+    expect(await purgeDeliveries(manual.service.deps, now, 1)).toBe(3);
+    const left = await prisma.webhookDelivery.findMany({ where: { endpointId: webhook.id }, select: { id: true } });
+    expect(left.map((d) => d.id).sort()).toEqual(
+      ['recentDelivered', 'replayed', 'oldPending', 'oldHeld'].map((name) => ids[name]!).sort(),
+    );
+    // Their attempts went with them; the others keep theirs.
+    expect(await prisma.webhookAttempt.count({ where: { deliveryId: { in: Object.values(ids) } } })).toBe(4);
+    expect(await purgeDeliveries(manual.service.deps, now)).toBe(0);
+    await prisma.webhookEndpoint.delete({ where: { id: webhook.id } });
   });
 });
 

@@ -561,7 +561,7 @@ describe('the delivery log', () => {
 
   it('filters by status', async () => {
     expect((await deliveriesOf(who, webhook.id, '?status=delivered')).data).toHaveLength(2);
-    for (const status of ['pending', 'failed']) {
+    for (const status of ['pending', 'held', 'failed']) {
       const body = await deliveriesOf(who, webhook.id, `?status=${status}`);
       expect(body.data).toEqual([]);
       expect(body.pagination).toEqual({ total: 0, page: 1, per_page: 20, total_pages: 0, has_next: false });
@@ -678,13 +678,46 @@ describe('POST /webhooks/{id}/deliveries/{delivery_id}/replay', () => {
     expect((await call(apiKey(who), 'PATCH', `/webhooks/${webhook.id}`, { enabled: false })).status).toBe(200);
     await bookAndDrain(who);
     const [held] = (await deliveriesOf(who, webhook.id)).data;
-    expect(held).toMatchObject({ status: 'pending', attempts: 0, attempt_log: [] });
+    expect(held).toMatchObject({ status: 'held', attempts: 0, next_attempt_at: null, attempt_log: [] });
+    expect((await deliveriesOf(who, webhook.id, '?status=held')).data).toEqual([held]);
+    expect((await deliveriesOf(who, webhook.id, '?status=pending')).data).toEqual([]);
     expect(receiver.at('/ok?hold')).toEqual([]);
+    // Nothing to replay: enabling the webhook sends it.
+    await expectError(await call(apiKey(who), 'POST', `/webhooks/${webhook.id}/deliveries/${held!.id}/replay`), 409, 'DELIVERY_HELD');
+    expect((await deliveriesOf(who, webhook.id)).data).toEqual([held]);
 
     expect((await call(apiKey(who), 'PATCH', `/webhooks/${webhook.id}`, { enabled: true })).status).toBe(200);
     await t.service.dispatcher.drain();
     expect((await deliveriesOf(who, webhook.id)).data[0]).toMatchObject({ id: held!.id, status: 'delivered', attempts: 1 });
     expect(receiver.at('/ok?hold')).toHaveLength(1);
+  });
+});
+
+describe('holding and resuming what is waiting', () => {
+  it('disabling holds a delivery waiting for its retry; enabling makes it due at once', async () => {
+    const who = await t.channel();
+    const webhook = await create(who, { url: `${receiver.base}/fail?waiting`, events: ['reservation.created'] });
+    await bookAndDrain(who);
+    const [waiting] = (await deliveriesOf(who, webhook.id)).data;
+    // Failed once; the retry waits its hour.
+    expect(waiting).toMatchObject({ status: 'pending', attempts: 1, next_attempt_at: isoTime });
+
+    expect((await call(apiKey(who), 'PATCH', `/webhooks/${webhook.id}`, { enabled: false })).status).toBe(200);
+    const [held] = (await deliveriesOf(who, webhook.id)).data;
+    expect(held).toEqual({ ...waiting, status: 'held', next_attempt_at: null });
+
+    // The partner repairs the receiver and enables the webhook: due now, not in an hour.
+    const before = Date.now();
+    const enabled = await call(apiKey(who), 'PATCH', `/webhooks/${webhook.id}`, { enabled: true, url: `${receiver.base}/ok?waiting` });
+    expect(enabled.status).toBe(200);
+    const [due] = (await deliveriesOf(who, webhook.id)).data;
+    expect(due).toMatchObject({ id: waiting!.id, status: 'pending', attempts: 1 });
+    expect(Date.parse(due!.next_attempt_at)).toBeGreaterThanOrEqual(before - 1_000);
+    expect(Date.parse(due!.next_attempt_at)).toBeLessThanOrEqual(Date.now());
+
+    await t.service.dispatcher.drain();
+    expect((await deliveriesOf(who, webhook.id)).data[0]).toMatchObject({ id: waiting!.id, status: 'delivered', attempts: 2 });
+    expect(receiver.at('/ok?waiting')).toHaveLength(1);
   });
 });
 
@@ -716,5 +749,8 @@ describe('the OpenAPI document', () => {
     }
     expect(doc.components.schemas.CreateWebhook.additionalProperties).toBe(false);
     expect(doc.components.schemas.CreateWebhook.properties.events.items.enum).toEqual([...BOOKING_EVENT_TYPES]);
+    expect(doc.components.schemas.WebhookDelivery.properties.status.enum).toEqual(['pending', 'held', 'delivered', 'failed']);
+    const statusParam = doc.paths['/webhooks/{id}/deliveries'].get.parameters.find((p: { name: string }) => p.name === 'status');
+    expect(statusParam.schema.enum).toEqual(['pending', 'held', 'delivered', 'failed']);
   });
 });

@@ -75,7 +75,7 @@ const UpdateWebhookWire = z
     events: eventsField.optional(),
     description: webhookRules.description.optional().openapi({ description: 'null clears it' }),
     enabled: z.boolean().optional().openapi({
-      description: 'false holds deliveries (status disabled); true resumes them, and held deliveries go out',
+      description: 'false holds deliveries (status disabled; they are `held` in the log); true resumes them, and held deliveries go out at once',
     }),
   })
   .strict()
@@ -107,9 +107,13 @@ const DeliveryWire = z
     webhook_id: z.uuid(),
     event_id: z.uuid().nullable().openapi({ description: 'The booking event; null for a ping' }),
     type: z.string().openapi({ example: 'reservation.created' }),
-    status: z.enum(['pending', 'delivered', 'failed']),
+    status: z.enum(['pending', 'held', 'delivered', 'failed']).openapi({
+      description:
+        'pending: retried on its schedule; held: waiting while the webhook is disabled (enabling it sends it); ' +
+        'delivered: a 2xx answer; failed: every attempt failed',
+    }),
     attempts: z.int(),
-    next_attempt_at: z.iso.datetime().nullable().openapi({ description: 'Set while pending' }),
+    next_attempt_at: z.iso.datetime().nullable().openapi({ description: 'Set while pending (not while held)' }),
     delivered_at: z.iso.datetime().nullable(),
     created_at: z.iso.datetime(),
     payload: PayloadWire.openapi({ description: 'The JSON body sent, byte for byte the same on every attempt' }),
@@ -125,7 +129,7 @@ const DeliveryId = WebhookId.extend({
 const DeliveriesQuery = z.object({
   page: intParam(z.int().min(1).max(1_000_000)).optional().default(1),
   per_page: intParam(z.int().min(1).max(100)).optional().default(20),
-  status: z.enum(['pending', 'delivered', 'failed']).optional(),
+  status: z.enum(['pending', 'held', 'delivered', 'failed']).optional(),
 });
 
 function toWire(w: WebhookView): z.infer<typeof WebhookWire> {
@@ -286,7 +290,8 @@ const replayRoute = scopedRoute(SCOPE, {
   summary: 'Send a delivered or failed delivery again',
   description:
     'The same webhook-id and body, with a fresh retry schedule. 409 DELIVERY_PENDING while it is still being retried ' +
-    '(details.next_attempt_at); 409 WEBHOOK_DISABLED: enable the webhook first.',
+    '(details.next_attempt_at); 409 DELIVERY_HELD for a held one (enabling the webhook sends it); 409 WEBHOOK_DISABLED: ' +
+    'enable the webhook first.',
   request: { params: DeliveryId },
   responses: {
     202: { description: 'The delivery, pending again', content: json(dataEnvelope(DeliveryWire)) },

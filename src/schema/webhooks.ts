@@ -29,7 +29,7 @@ import { PaginationRef } from './search.js';
  * `extensions.code`, as everywhere. An unknown webhook or delivery (or another channel's) is null
  * on the single-item queries and a top-level NOT_FOUND on mutations and on webhookDeliveries, as
  * the booking mutations do. The refusals of the service (WEBHOOK_LIMIT_REACHED, DELIVERY_PENDING,
- * WEBHOOK_DISABLED) are top-level errors too, with the code and details REST gives: they are
+ * DELIVERY_HELD, WEBHOOK_DISABLED) are top-level errors too, with the code and details REST gives: they are
  * refusals of a configuration call, not outcomes of a booking flow, and the service throws them as
  * plain ConflictErrors (no class of their own for a result union to match).
  */
@@ -54,8 +54,10 @@ const WebhookStatus = builder.enumType('WebhookStatus', {
 });
 
 const WebhookDeliveryStatus = builder.enumType('WebhookDeliveryStatus', {
-  description: 'pending: not yet delivered, retried on its schedule. delivered: a 2xx answer. failed: every attempt failed',
-  values: ['pending', 'delivered', 'failed'] as const,
+  description:
+    'pending: not yet delivered, retried on its schedule. held: waiting while the webhook is disabled (enabling it sends it). ' +
+    'delivered: a 2xx answer. failed: every attempt failed',
+  values: ['pending', 'held', 'delivered', 'failed'] as const,
 });
 
 export const WebhookRef = builder.objectRef<WebhookView>('Webhook').implement({
@@ -102,7 +104,7 @@ const WebhookDeliveryRef = builder.objectRef<DeliveryView>('WebhookDelivery').im
     nextAttemptAt: t.field({
       type: 'DateTime',
       nullable: true,
-      description: 'While pending, when the next attempt is due (not before); null once delivered or failed',
+      description: 'While pending, when the next attempt is due (not before); null while held and once delivered or failed',
       resolve: (d) => (d.status === 'pending' ? d.nextAttemptAt : null),
     }),
     deliveredAt: t.expose('deliveredAt', { type: 'DateTime', nullable: true }),
@@ -152,7 +154,7 @@ const UpdateWebhookInput = builder.inputType('UpdateWebhookInput', {
     url: t.string(),
     events: t.field({ type: [BookingEventTypeEnum] }),
     description: t.string(),
-    enabled: t.boolean({ description: 'false holds deliveries; true resumes a disabled webhook and sends what was held' }),
+    enabled: t.boolean({ description: 'false holds deliveries (status held); true resumes a disabled webhook and sends what was held at once' }),
   }),
 });
 
@@ -183,7 +185,7 @@ const updateArgs = z.object({
 
 const deliveriesArgs = z.object({
   webhookId: id,
-  status: z.enum(['pending', 'delivered', 'failed']).nullish(),
+  status: z.enum(['pending', 'held', 'delivered', 'failed']).nullish(),
   page: z.int().min(1).max(1_000_000),
   perPage: z.int().min(1).max(100),
 });
@@ -298,7 +300,8 @@ builder.mutationFields((t) => ({
     type: WebhookDeliveryRef,
     description:
       'Sends a delivered or failed delivery again, with the same webhook-id and body and a fresh retry schedule. ' +
-      'A pending delivery is a DELIVERY_PENDING error; a disabled webhook a WEBHOOK_DISABLED error (enable it first)',
+      'A pending delivery is a DELIVERY_PENDING error; a held one a DELIVERY_HELD error (enabling the webhook sends it); a ' +
+      'disabled webhook a WEBHOOK_DISABLED error (enable it first)',
     authScopes: { scope: 'channels:write' },
     args: { webhookId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ webhookId: id, id }) },

@@ -16,14 +16,37 @@ import { hostOf, isPublicAddress, publicOnlyLookup } from './webhookUrls.js';
  *    transaction-scoped advisory lock (one instance fans out at a time, so subscribers see events
  *    in order), writes one delivery per subscribed endpoint and marks the events published, in one
  *    transaction. The published events go to live subscribers after the commit.
- * 2. `claimDue` takes due deliveries in one statement (FOR UPDATE SKIP LOCKED) and leases each to
- *    this instance: the lease moves `next_attempt_at` past the attempt's deadline, so no other
- *    instance attempts it meanwhile, and a crashed attempt is retried when the lease runs out.
+ *    A disabled endpoint's deliveries are written `held`: the claim never reads them.
+ * 2. `claimDue` takes due deliveries in one statement (FOR UPDATE SKIP LOCKED), at most
+ *    PER_ENDPOINT_IN_FLIGHT in flight per endpoint, and leases each to this instance: the lease
+ *    moves `next_attempt_at` past the attempt's deadline, so no other instance attempts it
+ *    meanwhile, and a crashed attempt is retried when the lease runs out (logged as interrupted, in
+ *    the same statement; a delivery interrupted too often fails there instead).
  * 3. `attemptDelivery` POSTs the body signed per Standard Webhooks (the `standardwebhooks`
  *    library) and records the attempt; the delivery is then delivered, scheduled again (the retry
  *    schedule, with jitter) or failed. An attempt finishing after its lease was taken over changes
  *    nothing but the log.
+ * 4. `purgeDeliveries` deletes delivered and failed deliveries DELIVERY_RETENTION_MS after their
+ *    last attempt.
  */
+
+/**
+ * Attempts in flight per endpoint, across instances: one slow or backlogged receiver cannot take
+ * every slot of WEBHOOK_CONCURRENCY, so other partners' deliveries still go out at once.
+ */
+export const PER_ENDPOINT_IN_FLIGHT = 10;
+
+/** Delivered and failed deliveries (with their attempts) are deleted this long after their last attempt. */
+export const DELIVERY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * The most attempts a delivery gets between replays, interrupted ones included: twice what its
+ * schedule allows. An interrupted attempt does not use up a step of the schedule, so without this
+ * a message that kills every instance attempting it would be retried forever.
+ */
+export function maxTotalAttempts(retrySchedule: readonly number[]): number {
+  return 2 * (retrySchedule.length + 1);
+}
 
 /** A booking event as live subscribers receive it. */
 export interface BookingEventMessage {
@@ -52,6 +75,14 @@ interface OutboxRow {
   occurred_at: Date;
 }
 
+interface EndpointRow {
+  id: string;
+  channel_id: string;
+  events: string[];
+  disabled_at: Date | null;
+  created_at: Date;
+}
+
 // Two-key advisory lock: a constant for "outbox fan-out" and the schema, so services sharing a
 // database in different schemas do not wait for each other.
 const FAN_OUT_LOCK = 0x6f7574; // "out"
@@ -70,16 +101,20 @@ export async function fanOut(deps: AppDeps, limit: number): Promise<BookingEvent
     if (!events.length) return [];
 
     const channelIds = [...new Set(events.map((e) => e.channel_id))];
-    const endpoints = await tx.webhookEndpoint.findMany({
-      where: { channelId: { in: channelIds } },
-      select: { id: true, channelId: true, events: true, createdAt: true },
-    });
+    // FOR KEY SHARE: an endpoint read here cannot be deleted before this transaction commits (its
+    // deliveries would break the foreign key and roll the whole batch back); the delete waits,
+    // then takes the new deliveries with it. Enabling an endpoint locks it FOR UPDATE, so it also
+    // waits, and then finds the deliveries written `held` here.
+    const endpoints = await tx.$queryRaw<EndpointRow[]>`
+      SELECT id, channel_id, events, disabled_at, created_at FROM webhook_endpoints
+      WHERE channel_id IN (${Prisma.join(channelIds.map((id) => Prisma.sql`${id}::uuid`))})
+      FOR KEY SHARE`;
     const deliveries: Prisma.WebhookDeliveryCreateManyInput[] = [];
     for (const [index, event] of events.entries()) {
       for (const endpoint of endpoints) {
         // An endpoint receives the events that happen after it was made, of the types it chose.
-        if (endpoint.channelId !== event.channel_id || !endpoint.events.includes(event.type)) continue;
-        if (endpoint.createdAt > event.occurred_at) continue;
+        if (endpoint.channel_id !== event.channel_id || !endpoint.events.includes(event.type)) continue;
+        if (endpoint.created_at > event.occurred_at) continue;
         deliveries.push({
           id: randomUUID(),
           endpointId: endpoint.id,
@@ -87,7 +122,7 @@ export async function fanOut(deps: AppDeps, limit: number): Promise<BookingEvent
           eventId: event.id,
           type: event.type,
           body: webhookBody(event.type, event.occurred_at, event.payload),
-          status: 'pending',
+          status: endpoint.disabled_at ? 'held' : 'pending',
           nextAttemptAt: now,
           // Distinct instants keep each endpoint's delivery log in the order the events happened
           // (ending at now: never in the future, which the disable rule compares with).
@@ -120,6 +155,8 @@ export interface ClaimedDelivery {
   attempt: number;
   scheduleStep: number;
   maxAttempts: number | null;
+  /** `attempts` at the last replay (0 if never): maxTotalAttempts counts from here. */
+  attemptsAtReplay: number;
   createdAt: Date;
   leaseId: string;
 }
@@ -131,10 +168,10 @@ interface ClaimRow {
   secret: string;
   body: string;
   attempts: number;
+  attempts_at_replay: number;
   schedule_step: number;
   max_attempts: number | null;
   created_at: Date;
-  previous_lease: string | null;
 }
 
 /** How long an attempt may hold its delivery: twice its deadline and a second, then it is retried. */
@@ -142,45 +179,69 @@ export function leaseMs(deps: AppDeps): number {
   return deps.config.webhooks.timeoutMs * 2 + 1_000;
 }
 
+const INTERRUPTED = 'interrupted: the instance making this attempt stopped before recording an outcome';
+
 /**
- * Leases up to `limit` due deliveries of enabled endpoints to this instance. A lease that ran out
- * without an outcome (the instance stopped mid-attempt) is written into the log as an interrupted
- * attempt.
+ * Leases up to `limit` due deliveries of enabled endpoints to this instance, at most
+ * PER_ENDPOINT_IN_FLIGHT per endpoint counting the leases already running (on any instance).
+ *
+ * A lease that ran out without an outcome (the instance stopped mid-attempt) is written into the
+ * log as an interrupted attempt, in the same statement. The interruption uses up no step of the
+ * retry schedule; but a delivery that has had maxTotalAttempts attempts since its last replay is
+ * marked failed here instead of being attempted again (it keeps interrupting its instances), and
+ * is not returned.
  */
 export async function claimDue(deps: AppDeps, limit: number): Promise<ClaimedDelivery[]> {
   const now = deps.clock();
   const until = new Date(now.getTime() + leaseMs(deps));
   const leaseId = randomUUID();
+  const cap = maxTotalAttempts(deps.config.webhooks.retrySchedule);
+  // `ranked` numbers each endpoint's due deliveries in the order they fell due; an endpoint with
+  // `busy` leases running gets the first PER_ENDPOINT_IN_FLIGHT - busy of them. A delivery locked
+  // or just leased by another instance's claim is skipped, and its place is not given to the next
+  // one, so two claims at once stay within the cap too.
   const rows = await deps.db.prisma.$queryRaw<ClaimRow[]>`
-    WITH due AS (
-      SELECT d.id, d.lease_id AS previous_lease
+    WITH busy AS (
+      SELECT endpoint_id, count(*)::int AS leases
+      FROM webhook_deliveries
+      WHERE status = 'pending' AND lease_id IS NOT NULL AND next_attempt_at > ${now}
+      GROUP BY endpoint_id
+    ), ranked AS (
+      SELECT d.id, d.endpoint_id, d.next_attempt_at,
+        row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS place
       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
       WHERE d.status = 'pending' AND d.next_attempt_at <= ${now} AND e.disabled_at IS NULL
-      ORDER BY d.next_attempt_at LIMIT ${limit}
+    ), due AS (
+      SELECT d.id, d.lease_id AS previous_lease, d.attempts - d.attempts_at_replay >= ${cap}::int AS spent
+      FROM ranked r
+      JOIN webhook_deliveries d ON d.id = r.id
+      LEFT JOIN busy b ON b.endpoint_id = r.endpoint_id
+      WHERE r.place <= ${PER_ENDPOINT_IN_FLIGHT}::int - coalesce(b.leases, 0)
+        -- Checked again on the row as locked: one leased by a claim that committed after this
+        -- statement began is no longer due, and is skipped.
+        AND d.status = 'pending' AND d.next_attempt_at <= ${now}
+      ORDER BY r.next_attempt_at, r.id
+      LIMIT ${limit}
       FOR UPDATE OF d SKIP LOCKED
+    ), claimed AS (
+      UPDATE webhook_deliveries d
+      SET status = CASE WHEN due.spent THEN 'failed' ELSE 'pending' END,
+        lease_id = CASE WHEN due.spent THEN NULL ELSE ${leaseId}::uuid END,
+        next_attempt_at = CASE WHEN due.spent THEN d.next_attempt_at ELSE ${until} END,
+        attempts = d.attempts + CASE WHEN due.spent THEN 0 ELSE 1 END
+      FROM due
+      WHERE d.id = due.id
+      RETURNING d.id, d.endpoint_id, d.body, d.attempts, d.attempts_at_replay, d.schedule_step, d.max_attempts,
+        d.created_at, due.spent, due.previous_lease
+    ), interrupted AS (
+      INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, error)
+      SELECT gen_random_uuid(), c.id, CASE WHEN c.spent THEN c.attempts ELSE c.attempts - 1 END, ${now}, 0, ${INTERRUPTED}
+      FROM claimed c WHERE c.previous_lease IS NOT NULL
     )
-    UPDATE webhook_deliveries d
-    SET next_attempt_at = ${until}, lease_id = ${leaseId}::uuid, attempts = d.attempts + 1,
-      -- An interrupted attempt uses up its step of the schedule, so a delivery that keeps
-      -- interrupting its instance still fails in the end instead of being retried forever.
-      schedule_step = d.schedule_step + CASE WHEN due.previous_lease IS NULL THEN 0 ELSE 1 END
-    FROM due, webhook_endpoints e
-    WHERE d.id = due.id AND e.id = d.endpoint_id
-    RETURNING d.id, d.endpoint_id, e.url, e.secret, d.body, d.attempts, d.schedule_step, d.max_attempts,
-      d.created_at, due.previous_lease`;
-  const interrupted = rows.filter((r) => r.previous_lease !== null);
-  if (interrupted.length) {
-    await deps.db.prisma.webhookAttempt.createMany({
-      data: interrupted.map((r) => ({
-        id: randomUUID(),
-        deliveryId: r.id,
-        attempt: r.attempts - 1,
-        startedAt: now,
-        durationMs: 0,
-        error: 'interrupted: the instance making this attempt stopped before recording an outcome',
-      })),
-    });
-  }
+    SELECT c.id, c.endpoint_id, e.url, e.secret, c.body, c.attempts, c.attempts_at_replay, c.schedule_step,
+      c.max_attempts, c.created_at
+    FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id
+    WHERE NOT c.spent`;
   return rows.map((r) => ({
     id: r.id,
     endpointId: r.endpoint_id,
@@ -190,9 +251,51 @@ export async function claimDue(deps: AppDeps, limit: number): Promise<ClaimedDel
     attempt: r.attempts,
     scheduleStep: r.schedule_step,
     maxAttempts: r.max_attempts,
+    attemptsAtReplay: r.attempts_at_replay,
     createdAt: r.created_at,
     leaseId,
   }));
+}
+
+/**
+ * Holds an endpoint's deliveries that are waiting (pending, not in flight: never leased, or the
+ * lease ran out), on disabling it. The attempts in flight finish; one that is to be retried stays
+ * pending, which the claim skips while the endpoint is disabled.
+ */
+export async function holdDeliveries(tx: Prisma.TransactionClient, endpointId: string, now: Date): Promise<number> {
+  const { count } = await tx.webhookDelivery.updateMany({
+    where: { endpointId, status: 'pending', OR: [{ leaseId: null }, { nextAttemptAt: { lte: now } }] },
+    data: { status: 'held' },
+  });
+  return count;
+}
+
+/** Makes an endpoint's held deliveries pending and due now, on enabling it. */
+export async function releaseHeld(tx: Prisma.TransactionClient, endpointId: string, now: Date): Promise<number> {
+  const { count } = await tx.webhookDelivery.updateMany({
+    where: { endpointId, status: 'held' },
+    data: { status: 'pending', nextAttemptAt: now },
+  });
+  return count;
+}
+
+/**
+ * Deletes delivered and failed deliveries, with their attempts, whose last attempt is more than
+ * DELIVERY_RETENTION_MS before `now` (`next_attempt_at` is then the end of that attempt's lease).
+ * In batches of `batchSize`, skipping rows another instance is deleting. Returns how many went.
+ */
+export async function purgeDeliveries(deps: AppDeps, now: Date, batchSize = 5_000): Promise<number> {
+  const before = new Date(now.getTime() - DELIVERY_RETENTION_MS);
+  let total = 0;
+  for (;;) {
+    const deleted = await deps.db.prisma.$executeRaw`
+      DELETE FROM webhook_deliveries WHERE id IN (
+        SELECT id FROM webhook_deliveries
+        WHERE status IN ('delivered', 'failed') AND next_attempt_at < ${before}
+        LIMIT ${batchSize} FOR UPDATE SKIP LOCKED)`;
+    total += deleted;
+    if (deleted < batchSize) return total;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -322,7 +425,9 @@ export function retryDelayMs(schedule: readonly number[], step: number, random =
 /**
  * Makes one attempt of a claimed delivery and records it with its consequence. Returns the outcome.
  * A delivery that runs out of retries without a success since it was made disables its endpoint:
- * it has then failed for the whole schedule (more than 24 hours by default).
+ * it has then failed for the whole schedule (more than 24 hours by default); the endpoint's
+ * waiting deliveries are then held. A failure that reaches maxTotalAttempts (after interruptions)
+ * fails the delivery without disabling anything.
  */
 export async function attemptDelivery(
   deps: AppDeps,
@@ -363,10 +468,12 @@ export async function attemptDelivery(
       }
       return;
     }
-    const delay =
-      claimed.maxAttempts !== null && claimed.attempt >= claimed.maxAttempts
-        ? null
-        : retryDelayMs(deps.config.webhooks.retrySchedule, claimed.scheduleStep);
+    const { retrySchedule } = deps.config.webhooks;
+    const scheduled = retryDelayMs(retrySchedule, claimed.scheduleStep);
+    const attemptsOver =
+      (claimed.maxAttempts !== null && claimed.attempt >= claimed.maxAttempts) ||
+      claimed.attempt - claimed.attemptsAtReplay >= maxTotalAttempts(retrySchedule);
+    const delay = attemptsOver ? null : scheduled;
     if (delay !== null) {
       await tx.webhookDelivery.updateMany({
         where: mine,
@@ -375,7 +482,8 @@ export async function attemptDelivery(
       return;
     }
     const { count } = await tx.webhookDelivery.updateMany({ where: mine, data: { status: 'failed', leaseId: null } });
-    if (count && claimed.maxAttempts === null) {
+    // Only a schedule run out disables (not a ping, nor the cap on interrupted attempts).
+    if (count && claimed.maxAttempts === null && scheduled === null) {
       const disabled = await tx.webhookEndpoint.updateMany({
         where: {
           id: claimed.endpointId,
@@ -388,7 +496,10 @@ export async function attemptDelivery(
           updatedAt: now,
         },
       });
-      if (disabled.count) logger.warn({ endpointId: claimed.endpointId, deliveryId: claimed.id }, 'webhook endpoint disabled');
+      if (disabled.count) {
+        const held = await holdDeliveries(tx, claimed.endpointId, now);
+        logger.warn({ endpointId: claimed.endpointId, deliveryId: claimed.id, held }, 'webhook endpoint disabled');
+      }
     }
   }, TRANSACTION_OPTIONS);
   return outcome;

@@ -7,7 +7,7 @@ import { BOOKING_EVENT_TYPES, type BookingEventType } from './bookingStates.js';
 import { isUuid } from './bookings.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import { pageOf, type Page } from './search.js';
-import { attemptDelivery, leaseMs, PING_EVENT_TYPE, webhookBody } from './webhookDelivery.js';
+import { attemptDelivery, holdDeliveries, leaseMs, PING_EVENT_TYPE, releaseHeld, webhookBody } from './webhookDelivery.js';
 import { validateWebhookUrl } from './webhookUrls.js';
 
 /**
@@ -50,7 +50,8 @@ export interface WebhookChange {
 
 /** A webhook as partners read it: never with its secret. */
 export type WebhookView = Omit<WebhookEndpoint, 'secret'> & { status: 'active' | 'disabled' };
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+/** held: waiting for its disabled webhook to be enabled (then pending, due at once). */
+export type DeliveryStatus = 'pending' | 'held' | 'delivered' | 'failed';
 export type DeliveryView = Omit<WebhookDelivery, 'status' | 'leaseId'> & {
   status: DeliveryStatus;
   attemptLog: WebhookAttempt[];
@@ -131,23 +132,38 @@ export async function updateWebhook(ctx: RequestContext, id: string, change: Web
   const endpoint = await ownEndpoint(ctx, id);
   const url = change.url === undefined ? undefined : await validateWebhookUrl(change.url, urlPolicy(ctx));
   const now = ctx.deps.clock();
-  const toggle =
-    change.enabled === true
-      ? { disabledAt: null, disabledReason: null }
-      : change.enabled === false && !endpoint.disabledAt
-        ? { disabledAt: now, disabledReason: 'disabled by the channel' }
-        : {};
-  const updated = await ctx.deps.db.prisma.webhookEndpoint.update({
-    where: { id: endpoint.id },
-    data: {
-      ...(url !== undefined && { url }),
-      ...(change.events !== undefined && { events: change.events }),
-      ...(change.description !== undefined && { description: change.description?.trim() || null }),
-      ...toggle,
-      updatedAt: now,
-    },
-  });
-  if (change.enabled === true && endpoint.disabledAt) ctx.deps.dispatcher.wake();
+  const where = { id: endpoint.id, channelId: endpoint.channelId };
+  const { updated, released } = await ctx.deps.db.prisma.$transaction(async (tx) => {
+    // FOR UPDATE: a fan-out in progress read the row FOR KEY SHARE and writes this endpoint's
+    // deliveries as it found it (pending or held); waiting for it means the moves below see them.
+    const [row] = await tx.$queryRaw<{ disabled_at: Date | null }[]>`
+      SELECT disabled_at FROM webhook_endpoints WHERE id = ${where.id}::uuid AND channel_id = ${where.channelId}::uuid
+      FOR UPDATE`;
+    // Deleted since it was read.
+    if (!row) throw new NotFoundError('No such webhook');
+    const disabling = change.enabled === false && !row.disabled_at;
+    const toggle =
+      change.enabled === true
+        ? { disabledAt: null, disabledReason: null }
+        : disabling
+          ? { disabledAt: now, disabledReason: 'disabled by the channel' }
+          : {};
+    const { count } = await tx.webhookEndpoint.updateMany({
+      where,
+      data: {
+        ...(url !== undefined && { url }),
+        ...(change.events !== undefined && { events: change.events }),
+        ...(change.description !== undefined && { description: change.description?.trim() || null }),
+        ...toggle,
+        updatedAt: now,
+      },
+    });
+    if (!count) throw new NotFoundError('No such webhook');
+    if (disabling) await holdDeliveries(tx, endpoint.id, now);
+    const released = change.enabled === true ? await releaseHeld(tx, endpoint.id, now) : 0;
+    return { updated: await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } }), released };
+  }, TRANSACTION_OPTIONS);
+  if (released || (change.enabled === true && endpoint.disabledAt)) ctx.deps.dispatcher.wake();
   return view(updated);
 }
 
@@ -198,12 +214,14 @@ export async function getDelivery(ctx: RequestContext, webhookId: string, delive
 
 /**
  * Sends a finished delivery again, with the same `webhook-id` and body, and a fresh retry
- * schedule. A delivery still pending is already being retried: 409. So is one of a disabled
- * webhook, which would hold it: enable the webhook first.
+ * schedule (and a fresh allowance of attempts). A delivery still pending is already being
+ * retried: 409. A held one waits for its webhook to be enabled, which sends it: 409. So is one of
+ * a disabled webhook, which would hold it: enable the webhook first.
  */
 export async function replayDelivery(ctx: RequestContext, webhookId: string, deliveryId: string): Promise<DeliveryView> {
   const endpoint = await ownEndpoint(ctx, webhookId);
   const delivery = await ownDelivery(ctx, endpoint, deliveryId);
+  if (delivery.status === 'held') throw deliveryHeld();
   if (endpoint.disabledAt) {
     throw new ConflictError('WEBHOOK_DISABLED', 'The webhook is disabled; enable it before replaying deliveries');
   }
@@ -213,6 +231,7 @@ export async function replayDelivery(ctx: RequestContext, webhookId: string, del
       status: 'pending',
       nextAttemptAt: ctx.deps.clock(),
       scheduleStep: 0,
+      attemptsAtReplay: delivery.attempts,
       leaseId: null,
       deliveredAt: null,
       // A replayed ping gets one more attempt.
@@ -220,12 +239,22 @@ export async function replayDelivery(ctx: RequestContext, webhookId: string, del
     },
   });
   if (!count) {
+    const current = await ctx.deps.db.prisma.webhookDelivery.findUnique({ where: { id: delivery.id }, select: { status: true } });
+    if (!current) throw new NotFoundError('No such delivery of this webhook');
+    if (current.status === 'held') throw deliveryHeld();
     throw new ConflictError('DELIVERY_PENDING', 'The delivery is still pending; it is retried on its schedule', {
       next_attempt_at: delivery.nextAttemptAt.toISOString(),
     });
   }
   ctx.deps.dispatcher.wake();
   return ownDelivery(ctx, endpoint, delivery.id);
+}
+
+function deliveryHeld(): ConflictError {
+  return new ConflictError(
+    'DELIVERY_HELD',
+    'The delivery is held while the webhook is disabled; enabling the webhook sends it, no replay needed',
+  );
 }
 
 /**
@@ -264,6 +293,7 @@ export async function pingWebhook(ctx: RequestContext, webhookId: string): Promi
     attempt: 1,
     scheduleStep: 0,
     maxAttempts: 1,
+    attemptsAtReplay: 0,
     createdAt: now,
     leaseId,
   }, ctx.logger);
