@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOKING_EVENT_TYPES } from '../src/services/bookingStates.js';
 import type { IssuedCredentials } from '../src/services/operator.js';
-import { MAX_WEBHOOKS_PER_CHANNEL } from '../src/services/webhooks.js';
+import { createRequestContext } from '../src/context.js';
+import { authenticate } from '../src/services/auth.js';
+import { deleteWebhook, MAX_WEBHOOKS_PER_CHANNEL, updateWebhook, type WebhookChange } from '../src/services/webhooks.js';
 import { v1 } from './helpers/flow.js';
+import { eventually } from './helpers/receiver.js';
 import { apiKey, json, startTestService, type TestService } from './helpers/service.js';
 
 /**
@@ -21,10 +24,14 @@ interface Received {
   body: string;
 }
 
-/** A webhook receiver: /ok answers 200, /fail answers 500; every request is kept. */
+/**
+ * A webhook receiver: /ok answers 200, /fail answers 500, /hold answers 200 when the test says so
+ * (`release`); every request is kept.
+ */
 class Receiver {
   readonly received: Received[] = [];
   private server: Server | undefined;
+  private readonly holding: ServerResponse[] = [];
   base = '';
 
   async start(): Promise<void> {
@@ -34,6 +41,10 @@ class Receiver {
       req.on('end', () => {
         const path = req.url ?? '/';
         this.received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        if (path.startsWith('/hold')) {
+          this.holding.push(res);
+          return;
+        }
         const failing = path.startsWith('/fail');
         res.writeHead(failing ? 500 : 200, { 'content-type': 'text/plain' });
         res.end(failing ? 'receiver broke' : 'thanks');
@@ -48,7 +59,13 @@ class Receiver {
     return this.received.filter((r) => r.path === path);
   }
 
+  /** Answers the held requests with 200. */
+  release(): void {
+    for (const res of this.holding.splice(0)) res.writeHead(200, { 'content-type': 'text/plain' }).end('late');
+  }
+
   async stop(): Promise<void> {
+    this.release();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 }
@@ -718,6 +735,62 @@ describe('holding and resuming what is waiting', () => {
     await t.service.dispatcher.drain();
     expect((await deliveriesOf(who, webhook.id)).data[0]).toMatchObject({ id: waiting!.id, status: 'delivered', attempts: 2 });
     expect(receiver.at('/ok?waiting')).toHaveLength(1);
+  });
+});
+
+describe('a webhook deleted by another request meanwhile: 404, never 500', () => {
+  it('a ping whose webhook is deleted while the receiver holds it', async () => {
+    const who = await t.channel();
+    const made = await create(who, { url: `${receiver.base}/hold?ping` });
+    const ping = call(apiKey(who), 'POST', `/webhooks/${made.id}/ping`);
+    await eventually(() => receiver.at('/hold?ping').length === 1, 5_000, 'the ping at the receiver');
+    expect((await call(apiKey(who), 'DELETE', `/webhooks/${made.id}`)).status).toBe(204);
+    receiver.release();
+    await expectError(await ping, 404, 'NOT_FOUND');
+    expect(await t.service.deps.db.prisma.webhookDelivery.count({ where: { endpointId: made.id } })).toBe(0);
+  });
+
+  /**
+   * A request context in which the webhook is deleted right after the service has read it, as by
+   * a DELETE that lands between the read and the write.
+   */
+  async function deletedAfterRead(who: IssuedCredentials) {
+    const { deps } = t.service;
+    const real = deps.db.prisma;
+    const bound = (target: object, key: string | symbol) => {
+      const value = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    };
+    const endpoints = new Proxy(real.webhookEndpoint, {
+      get: (target, key) =>
+        key === 'findFirst'
+          ? async (args: Parameters<typeof real.webhookEndpoint.findFirst>[0]) => {
+              const found = await real.webhookEndpoint.findFirst(args);
+              if (found) await real.webhookEndpoint.deleteMany({ where: { id: found.id } });
+              return found;
+            }
+          : bound(target, key),
+    });
+    const prisma = new Proxy(real, { get: (target, key) => (key === 'webhookEndpoint' ? endpoints : bound(target, key)) });
+    const principal = await authenticate(real, { apiKey: who.api_key });
+    return createRequestContext(
+      { ...deps, db: { ...deps.db, prisma } },
+      { requestId: 'test', logger: deps.logger, principal, authError: null, signal: undefined },
+    );
+  }
+
+  it.each<[string, WebhookChange | null]>([
+    ['PATCH description', { description: 'changed' }],
+    ['PATCH enabled false', { enabled: false }],
+    ['PATCH enabled true', { enabled: true }],
+    ['DELETE', null],
+  ])('%s', async (_name, change) => {
+    const who = await t.channel();
+    const made = await create(who, { url: `${receiver.base}/ok?raced` });
+    const ctx = await deletedAfterRead(who);
+    const raced = change ? updateWebhook(ctx, made.id, change) : deleteWebhook(ctx, made.id);
+    await expect(raced).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
+    expect(await storedWebhooks(who)).toEqual([]);
   });
 });
 

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { principalOf, type RequestContext } from '../context.js';
 import { TRANSACTION_OPTIONS } from '../db/client.js';
-import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../generated/prisma/client.js';
+import { Prisma, type WebhookAttempt, type WebhookDelivery, type WebhookEndpoint } from '../generated/prisma/client.js';
 import { BOOKING_EVENT_TYPES, type BookingEventType } from './bookingStates.js';
 import { isUuid } from './bookings.js';
 import { ConflictError, NotFoundError } from './errors.js';
@@ -170,7 +170,9 @@ export async function updateWebhook(ctx: RequestContext, id: string, change: Web
 /** Deletes the webhook with its delivery log; deliveries not yet made are dropped. */
 export async function deleteWebhook(ctx: RequestContext, id: string): Promise<void> {
   const endpoint = await ownEndpoint(ctx, id);
-  await ctx.deps.db.prisma.webhookEndpoint.delete({ where: { id: endpoint.id } });
+  const { count } = await ctx.deps.db.prisma.webhookEndpoint.deleteMany({ where: { id: endpoint.id, channelId: endpoint.channelId } });
+  // Deleted by another request in between.
+  if (!count) throw new NotFoundError('No such webhook');
 }
 
 export interface DeliveryFilters {
@@ -257,6 +259,11 @@ function deliveryHeld(): ConflictError {
   );
 }
 
+/** The webhook (or its ping) was deleted by another request meanwhile: a foreign key or a missing row. */
+function deletedMeanwhile(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && (error.code === 'P2003' || error.code === 'P2025');
+}
+
 /**
  * Sends a `webhook.ping` now and answers with its attempt: a way to check the URL and the
  * signature check of the receiver. Works on a disabled webhook too; a ping is not retried.
@@ -269,33 +276,39 @@ export async function pingWebhook(ctx: RequestContext, webhookId: string): Promi
   const leaseId = randomUUID();
   const body = webhookBody(PING_EVENT_TYPE, now, JSON.stringify({ webhook_id: endpoint.id }));
   // Written already leased to this request, so no dispatcher takes it in between.
-  await deps.db.prisma.webhookDelivery.create({
-    data: {
+  try {
+    await deps.db.prisma.webhookDelivery.create({
+      data: {
+        id,
+        endpointId: endpoint.id,
+        channelId: endpoint.channelId,
+        type: PING_EVENT_TYPE,
+        body,
+        status: 'pending',
+        attempts: 1,
+        nextAttemptAt: new Date(now.getTime() + leaseMs(deps)),
+        leaseId,
+        maxAttempts: 1,
+        createdAt: now,
+      },
+    });
+    await attemptDelivery(deps, {
       id,
       endpointId: endpoint.id,
-      channelId: endpoint.channelId,
-      type: PING_EVENT_TYPE,
+      url: endpoint.url,
+      secret: endpoint.secret,
       body,
-      status: 'pending',
-      attempts: 1,
-      nextAttemptAt: new Date(now.getTime() + leaseMs(deps)),
-      leaseId,
+      attempt: 1,
+      scheduleStep: 0,
       maxAttempts: 1,
+      attemptsAtReplay: 0,
       createdAt: now,
-    },
-  });
-  await attemptDelivery(deps, {
-    id,
-    endpointId: endpoint.id,
-    url: endpoint.url,
-    secret: endpoint.secret,
-    body,
-    attempt: 1,
-    scheduleStep: 0,
-    maxAttempts: 1,
-    attemptsAtReplay: 0,
-    createdAt: now,
-    leaseId,
-  }, ctx.logger);
+      leaseId,
+    }, ctx.logger);
+  } catch (error) {
+    // Deleted while the ping was on its way: its delivery went with the webhook.
+    if (deletedMeanwhile(error)) throw new NotFoundError('No such webhook');
+    throw error;
+  }
   return ownDelivery(ctx, endpoint, id);
 }
