@@ -28,7 +28,7 @@ import { runBookingSync } from './services/bookingSync.js';
 import { purgeExpired } from './services/idempotency.js';
 import { createRateLimiter } from './services/rateLimits.js';
 import { TokenSigner } from './services/tokens.js';
-import { WebhookSender } from './services/webhookDelivery.js';
+import { purgeDeliveries, WebhookSender } from './services/webhookDelivery.js';
 import { startSimulator } from './simulator/server.js';
 import { PropertyCatalog } from './upstream/catalog.js';
 import { UpstreamClient } from './upstream/client.js';
@@ -146,13 +146,14 @@ export async function createService(
   let wss: WebSocketServer | undefined;
 
   // Bookings follow the provider (confirmations, stays, no-shows), overdue pending ones are
-  // cancelled, and expired Idempotency-Keys dropped. One pass at a time per instance; passes of
-  // several instances may overlap safely (every change is a conditional update).
+  // cancelled, expired Idempotency-Keys dropped, and webhook deliveries past their retention
+  // purged. One pass at a time per instance; passes of several instances may overlap safely
+  // (every change is a conditional update).
   let syncing: Promise<unknown> | undefined;
   const syncTimer =
     config.bookings.syncIntervalMs > 0
       ? setInterval(() => {
-          syncing ??= Promise.all([runBookingSync(deps), purgeExpired(deps)])
+          syncing ??= Promise.all([runBookingSync(deps), purgeExpired(deps), purgeDeliveries(deps, deps.clock())])
             .catch((error: unknown) => logger.error({ err: error }, 'booking sync failed'))
             .finally(() => (syncing = undefined));
         }, config.bookings.syncIntervalMs).unref()
