@@ -436,6 +436,26 @@ export async function attemptDelivery(
 ): Promise<AttemptOutcome> {
   const outcome = await deps.webhookSender.send(claimed);
   const now = deps.clock();
+  if (outcome.ok) {
+    // The common case in one statement (one round trip, no interactive transaction): the attempt,
+    // the delivery delivered if the lease is still ours, and the endpoint's last success at most
+    // once a second (the row is shared by every delivery to it; locking it on each success would
+    // make its deliveries commit one at a time).
+    await deps.db.prisma.$executeRaw`
+      WITH attempt AS (
+        INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, response_body)
+        VALUES (${randomUUID()}::uuid, ${claimed.id}::uuid, ${claimed.attempt}, ${outcome.startedAt},
+          ${outcome.durationMs}, ${outcome.statusCode}, ${outcome.responseBody})
+      ), delivered AS (
+        UPDATE webhook_deliveries SET status = 'delivered', delivered_at = ${now}, lease_id = NULL
+        WHERE id = ${claimed.id}::uuid AND lease_id = ${claimed.leaseId}::uuid
+        RETURNING endpoint_id
+      )
+      UPDATE webhook_endpoints SET last_success_at = ${now}
+      WHERE id IN (SELECT endpoint_id FROM delivered)
+        AND (last_success_at IS NULL OR last_success_at < ${new Date(now.getTime() - 1_000)})`;
+    return outcome;
+  }
   await deps.db.prisma.$transaction(async (tx) => {
     await tx.webhookAttempt.create({
       data: {
@@ -450,24 +470,6 @@ export async function attemptDelivery(
       },
     });
     const mine = { id: claimed.id, leaseId: claimed.leaseId };
-    if (outcome.ok) {
-      const { count } = await tx.webhookDelivery.updateMany({
-        where: mine,
-        data: { status: 'delivered', deliveredAt: now, leaseId: null },
-      });
-      // At most once a second per endpoint: the row is shared by every delivery to it, and
-      // locking it on each success would make its deliveries commit one at a time.
-      if (count) {
-        await tx.webhookEndpoint.updateMany({
-          where: {
-            id: claimed.endpointId,
-            OR: [{ lastSuccessAt: null }, { lastSuccessAt: { lt: new Date(now.getTime() - 1_000) } }],
-          },
-          data: { lastSuccessAt: now },
-        });
-      }
-      return;
-    }
     const { retrySchedule } = deps.config.webhooks;
     const scheduled = retryDelayMs(retrySchedule, claimed.scheduleStep);
     const attemptsOver =

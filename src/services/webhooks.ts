@@ -261,7 +261,11 @@ function deliveryHeld(): ConflictError {
 
 /** The webhook (or its ping) was deleted by another request meanwhile: a foreign key or a missing row. */
 function deletedMeanwhile(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && (error.code === 'P2003' || error.code === 'P2025');
+  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
+  if (error.code === 'P2003' || error.code === 'P2025') return true;
+  // A raw statement (the recording of a successful attempt) reports the driver's error instead.
+  const cause = (error.meta?.driverAdapterError as { cause?: { kind?: string } } | undefined)?.cause;
+  return error.code === 'P2010' && cause?.kind === 'ForeignKeyConstraintViolation';
 }
 
 /**
