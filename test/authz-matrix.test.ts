@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IssuedCredentials } from '../src/services/operator.js';
+import { SCOPES, type Scope } from '../src/services/scopes.js';
+import { createWebhook } from '../src/services/webhooks.js';
+import { authenticate } from '../src/services/auth.js';
+import { createRequestContext } from '../src/context.js';
+import { v1 } from './helpers/flow.js';
+import { startTestService, type TestService } from './helpers/service.js';
+
+/**
+ * The authorization matrix: every route of both OpenAPI documents (so a new route is covered the
+ * day it is documented) × {no credential, a bad API key, an unknown bearer token, a credential
+ * lacking the route's scope, another channel's resource} gives the documented status and code.
+ */
+
+interface Operation {
+  base: string;
+  method: string;
+  path: string;
+  scope: Scope;
+  requiredQuery: string[];
+}
+
+let t: TestService;
+let owner: IssuedCredentials;
+let stranger: IssuedCredentials;
+let operations: Operation[] = [];
+const resources: Record<string, string> = {};
+
+beforeAll(async () => {
+  t = await startTestService();
+  owner = await t.channel({ name: 'Owner' });
+  stranger = await t.channel({ name: 'Stranger' });
+
+  for (const base of ['/channel/v1', '/api/channel/v2']) {
+    const doc = (await (await t.request(`${base}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { 'x-required-scope'?: Scope; parameters?: { in: string; name: string; required?: boolean }[] }>>;
+    };
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        if (!op['x-required-scope']) continue; // the token endpoint and the documents themselves
+        operations.push({
+          base,
+          method: method.toUpperCase(),
+          path,
+          scope: op['x-required-scope'],
+          requiredQuery: (op.parameters ?? []).filter((p) => p.in === 'query' && p.required).map((p) => p.name),
+        });
+      }
+    }
+  }
+
+  // The owner's resources, for the tenant column: a booking, a webhook and one of its deliveries.
+  const flow = v1(t, owner);
+  const offer = await flow.offer();
+  const booked = await flow.book({ book_token: offer.bookToken, booker_name: 'Owner Guest', guests_adult: 2 });
+  expect(booked.status).toBe(201);
+  resources.booking = (await booked.json()).data.id;
+  const principal = await authenticate(t.service.deps.db.prisma, { apiKey: owner.api_key });
+  const ctx = createRequestContext(t.service.deps, { requestId: 'matrix', logger: t.service.deps.logger, principal, authError: null, signal: undefined });
+  const { webhook } = await createWebhook(ctx, { url: 'http://127.0.0.1:9/never' });
+  resources.webhook = webhook.id;
+  resources.delivery = randomUUID();
+  await t.service.deps.db.prisma.webhookDelivery.create({
+    data: {
+      id: resources.delivery,
+      endpointId: webhook.id,
+      channelId: webhook.channelId,
+      type: 'reservation.created',
+      body: '{}',
+      status: 'failed',
+      nextAttemptAt: new Date(),
+      createdAt: new Date(),
+    },
+  });
+}, 120_000);
+
+afterAll(async () => t?.close());
+
+/** The route's URL with its path parameters filled: the owner's resources where the route names one. */
+function urlOf(op: Operation): string {
+  const owned = op.path.startsWith('/webhooks') ? resources.webhook : resources.booking;
+  const path = op.path
+    .replace('{delivery_id}', resources.delivery!)
+    .replace('{propertyId}', '1')
+    .replace('{roomId}', 'r')
+    .replace('{rateId}', 'p')
+    .replace('{id}', op.path.startsWith('/properties') ? '1' : owned!);
+  const query = op.requiredQuery.map((name) => `${name}=${encodeURIComponent(sample(name))}`).join('&');
+  return `${op.base}${path}${query ? `?${query}` : ''}`;
+}
+
+function sample(name: string): string {
+  switch (name) {
+    case 'checkin':
+      return '2030-01-10';
+    case 'checkout':
+      return '2030-01-12';
+    case 'adults':
+    case 'property_id':
+      return '1';
+    case 'occupancy':
+      return '2';
+    default:
+      return 'x';
+  }
+}
+
+/** A body the route accepts, so what answers is the credential or tenant check, not validation. */
+function bodyOf(op: Operation): unknown {
+  if (op.method === 'PATCH' && op.path === '/bookings/{id}') return { booker_name: 'Taken Over' };
+  if (op.method === 'PATCH' && op.path === '/webhooks/{id}') return { description: 'taken over' };
+  return {};
+}
+
+function call(op: Operation, headers: Record<string, string>): Promise<Response> {
+  const withBody = ['POST', 'PUT', 'PATCH'].includes(op.method);
+  return t.request(urlOf(op), {
+    method: op.method,
+    headers: { ...headers, ...(withBody ? { 'content-type': 'application/json' } : {}) },
+    ...(withBody ? { body: JSON.stringify(bodyOf(op)) } : {}),
+  });
+}
+
+describe('every documented route', () => {
+  it('is found in the documents (the matrix is not empty)', () => {
+    expect(operations.length).toBeGreaterThan(35);
+    expect(new Set(operations.map((o) => o.scope)).size).toBe(SCOPES.length);
+  });
+
+  it('refuses no credential, a bad API key and an unknown bearer token with 401 UNAUTHORIZED', async () => {
+    for (const op of operations) {
+      for (const headers of [{}, { 'x-api-key': 'ck_live_not_a_real_key' }, { authorization: 'Bearer oat_not_a_real_token' }]) {
+        const res = await call(op, headers);
+        const label = `${op.method} ${op.base}${op.path} with ${JSON.stringify(headers)}`;
+        const body = (await res.json()) as { error?: { code?: string } };
+        expect({ label, status: res.status, code: body.error?.code }).toEqual({ label, status: 401, code: 'UNAUTHORIZED' });
+      }
+    }
+  });
+
+  it("refuses a credential without the route's scope with 403 INSUFFICIENT_SCOPE naming it", async () => {
+    const lacking = new Map<Scope, IssuedCredentials>();
+    for (const scope of SCOPES) lacking.set(scope, await t.channel({ name: `No ${scope}`, scopes: SCOPES.filter((s) => s !== scope) }));
+    for (const op of operations) {
+      const res = await call(op, { 'x-api-key': lacking.get(op.scope)!.api_key });
+      const body = (await res.json()) as { error?: { code?: string; details?: { required_scope?: string } | null } };
+      expect({ route: `${op.method} ${op.base}${op.path}`, status: res.status, code: body.error?.code, scope: body.error?.details?.required_scope }).toEqual({
+        route: `${op.method} ${op.base}${op.path}`,
+        status: 403,
+        code: 'INSUFFICIENT_SCOPE',
+        scope: op.scope,
+      });
+    }
+  });
+
+  it("answers another channel's booking, webhook or delivery with 404, never 403, and changes nothing", async () => {
+    const owned = operations.filter((op) => op.path.startsWith('/bookings/{id}') || op.path.startsWith('/webhooks/{id}'));
+    expect(owned.length).toBeGreaterThanOrEqual(13);
+    const before = await snapshot();
+    for (const op of owned) {
+      const res = await call(op, { 'x-api-key': stranger.api_key });
+      const body = (await res.json()) as { error?: { code?: string } };
+      expect({ route: `${op.method} ${op.path}`, status: res.status, code: body.error?.code }).toEqual({
+        route: `${op.method} ${op.path}`,
+        status: 404,
+        code: 'NOT_FOUND',
+      });
+    }
+    expect(await snapshot()).toEqual(before);
+    // And the owner still reaches them.
+    expect((await t.request(`/channel/v1/bookings/${resources.booking}`, { headers: { 'x-api-key': owner.api_key } })).status).toBe(200);
+    expect((await t.request(`/channel/v1/webhooks/${resources.webhook}`, { headers: { 'x-api-key': owner.api_key } })).status).toBe(200);
+  });
+});
+
+/** What a refused request must not change: the owner's booking, webhook and delivery, and the ledger. */
+async function snapshot() {
+  const prisma = t.service.deps.db.prisma;
+  const [booking, webhook, delivery, ledger] = await Promise.all([
+    prisma.booking.findUniqueOrThrow({ where: { id: resources.booking! } }),
+    prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: resources.webhook! } }),
+    prisma.webhookDelivery.findUniqueOrThrow({ where: { id: resources.delivery! } }),
+    prisma.ledgerEntry.count(),
+  ]);
+  return { booking, webhook, delivery, ledger };
+}
