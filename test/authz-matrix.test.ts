@@ -131,7 +131,8 @@ describe('every documented route', () => {
 
   it('refuses no credential, a bad API key and an unknown bearer token with 401 UNAUTHORIZED', async () => {
     for (const op of operations) {
-      for (const headers of [{}, { 'x-api-key': 'ck_live_not_a_real_key' }, { authorization: 'Bearer oat_not_a_real_token' }]) {
+      const refused: Record<string, string>[] = [{}, { 'x-api-key': 'ck_live_not_a_real_key' }, { authorization: 'Bearer oat_not_a_real_token' }];
+      for (const headers of refused) {
         const res = await call(op, headers);
         const label = `${op.method} ${op.base}${op.path} with ${JSON.stringify(headers)}`;
         const body = (await res.json()) as { error?: { code?: string } };
