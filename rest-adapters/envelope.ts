@@ -129,46 +129,56 @@ export function dataEnvelope<T extends z.ZodType>(schema: T) {
   return z.object({ data: schema, meta: Meta });
 }
 
-const errorDescriptions: Record<number, string> = {
-  400: 'VALIDATION_ERROR: the request is not valid; details.fields names each bad field',
-  401: 'UNAUTHORIZED: no credential, or a wrong, expired or suspended one',
-  403: 'INSUFFICIENT_SCOPE (details.required_scope) or FORBIDDEN',
-  404: 'NOT_FOUND',
+/** What each error status means on every route; a route may say more (a tuple in errorResponses). */
+export const errorDescriptions: Readonly<Record<number, string>> = {
+  400: 'VALIDATION_ERROR: the request is not valid; details.fields lists each bad field with a reason',
+  401: 'UNAUTHORIZED: no credential, or an unknown or revoked key, an expired token or a suspended app',
+  402: 'INSUFFICIENT_BALANCE: the channel balance does not cover the charge (production only); details.required and details.available',
+  403: 'INSUFFICIENT_SCOPE: the credential lacks the scope of this route (details.required_scope)',
+  404: 'NOT_FOUND: no such resource of this channel (another channel\'s resource is also 404)',
   409: 'Conflict with the current state',
   410: 'TOKEN_EXPIRED: search again for a new token',
-  413: 'PAYLOAD_TOO_LARGE: the body exceeds 1 MiB',
-  429: 'RATE_LIMIT_EXCEEDED, with Retry-After',
-  500: 'INTERNAL_ERROR, masked; quote meta.request_id',
+  413: 'PAYLOAD_TOO_LARGE: the request body exceeds the limit (1 MiB by default; details.limit_bytes)',
+  415: 'The request body is not sent as application/json',
+  422: 'The request is well-formed but cannot be processed',
+  429: 'RATE_LIMIT_EXCEEDED: too many requests for the channel\'s tier; retry after Retry-After seconds (details.retry_after)',
+  500: 'INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support',
   501: 'NOT_IMPLEMENTED',
-  502: 'UPSTREAM_ERROR: the inventory provider failed',
+  502: 'UPSTREAM_ERROR: the inventory provider failed or did not answer in time',
+  503: 'SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers)',
 };
 
-const v2ErrorDescriptions: Record<number, string> = {
+export const v2ErrorDescriptions: Readonly<Record<number, string>> = {
   ...errorDescriptions,
-  400: 'INVALID_REQUEST: a missing or malformed parameter (details.fields names each), or INVALID_TOKEN',
-  403: 'INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token',
-  409: 'TOKEN_ALREADY_USED, or a conflict with the current state',
+  400: 'INVALID_REQUEST: a missing or malformed parameter (details.fields lists each), or INVALID_TOKEN: restart at step 1',
+  403: 'INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given',
+  409: 'TOKEN_ALREADY_USED: restart at step 1; or a conflict with the current state',
   410: 'TOKEN_EXPIRED: restart at step 1',
 };
 
-function responsesOf(descriptions: Record<number, string>, statuses: number[]) {
+/** An error status, or an error status with what it means on this route. */
+export type ErrorStatus = number | readonly [status: number, description: string];
+
+function responsesOf(descriptions: Readonly<Record<number, string>>, statuses: ErrorStatus[]) {
   return Object.fromEntries(
-    statuses.map((status) => [
-      status,
-      {
-        description: descriptions[status] ?? 'Error',
-        content: { 'application/json': { schema: ErrorEnvelope } },
-      },
-    ]),
+    statuses.map((entry) => {
+      const [status, description] = typeof entry === 'number' ? [entry, descriptions[entry] ?? 'Error'] : entry;
+      return [status, { description, content: { 'application/json': { schema: ErrorEnvelope } } }];
+    }),
   );
 }
 
-/** OpenAPI `responses` entries for the given error statuses, all in the error envelope. */
-export function errorResponses(...statuses: number[]) {
+/**
+ * OpenAPI `responses` entries for the given error statuses, all in the error envelope. A tuple
+ * `[409, 'BOOKING_ALREADY_CANCELLED or ...']` names the codes of that route. The statuses every
+ * route can answer (413 for a body, 415 for a JSON body, 500, 503) are added to each operation
+ * by the document itself (rest-adapters/docs.ts).
+ */
+export function errorResponses(...statuses: ErrorStatus[]) {
   return responsesOf(errorDescriptions, statuses);
 }
 
 /** The same for v2 routes, whose codes differ (INVALID_REQUEST, the token errors of spec §7). */
-export function v2ErrorResponses(...statuses: number[]) {
+export function v2ErrorResponses(...statuses: ErrorStatus[]) {
   return responsesOf(v2ErrorDescriptions, statuses);
 }

@@ -51,11 +51,13 @@ export function tokenRoute(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
     responses: {
       200: {
         description: 'The token; Cache-Control: no-store',
+        headers: { 'Cache-Control': { description: 'no-store: never cache a token', required: true, schema: { type: 'string', example: 'no-store' } } },
         content: { 'application/json': { schema: TokenResponseWire } },
       },
       400: { description: 'invalid_request, unsupported_grant_type or invalid_scope', content: oauthError },
       401: { description: 'invalid_client: wrong credentials or suspended app', content: oauthError },
       429: { description: 'rate_limit_exceeded, with Retry-After', content: oauthError },
+      500: { description: 'server_error: a fault of the service', content: oauthError },
     },
   });
 }
@@ -82,7 +84,7 @@ const oauthError = {
   'application/json': {
     schema: z
       .object({
-        error: z.enum(['invalid_request', 'unsupported_grant_type', 'invalid_client', 'invalid_scope', 'rate_limit_exceeded']),
+        error: z.enum(['invalid_request', 'unsupported_grant_type', 'invalid_client', 'invalid_scope', 'rate_limit_exceeded', 'server_error']),
         error_description: z.string().optional(),
       })
       .openapi('OAuthError'),

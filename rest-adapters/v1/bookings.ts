@@ -101,6 +101,10 @@ const UpdateBookingWire = z
   .refine((body) => Object.values(body).some((v) => v !== undefined), { message: 'give at least one field to change' })
   .openapi('UpdateBooking');
 
+/** The error responses of a booking path id, shared by the by-id routes. */
+const BAD_ID = [400, 'VALIDATION_ERROR: the id is longer than 64 characters'] as const;
+const NO_BOOKING = [404, "NOT_FOUND: no booking of this channel has this id (another channel's booking is 404 too)"] as const;
+
 const BookingId = z.object({ id: z.string().min(1).max(64).openapi({ description: 'Booking id (uuid)' }) });
 
 const dateQuery = bookingRules.date;
@@ -155,8 +159,22 @@ const createRoute = scopedRoute('reservations:write', {
     body: { required: true, content: { 'application/json': { schema: CreateBookingWire } } },
   },
   responses: {
-    201: { description: 'The booking', content: { 'application/json': { schema: dataEnvelope(BookingRecordWire) } } },
-    ...errorResponses(400, 401, 402, 403, 409, 413, 422, 429, 502),
+    201: {
+      description: 'The booking (status confirmed, or pending when the provider confirms later)',
+      headers: { Location: { description: 'The booking: /channel/v1/bookings/{id}', schema: { type: 'string' } } },
+      content: { 'application/json': { schema: dataEnvelope(BookingRecordWire) } },
+    },
+    ...errorResponses(
+      [400, 'VALIDATION_ERROR: a bad field (details.fields), a malformed JSON body or Idempotency-Key'],
+      401,
+      402,
+      403,
+      [409, 'SOLD_OUT or PRICE_CHANGED (nothing booked; the book_token can be used again), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)'],
+      413,
+      [422, 'BOOK_TOKEN_USED (details.booking_id), BOOK_TOKEN_INVALID or BOOK_TOKEN_EXPIRED'],
+      429,
+      [502, 'UPSTREAM_ERROR: the provider failed; nothing is booked or charged and the book_token can be used again'],
+    ),
   },
 }, [idempotency()]);
 
@@ -171,7 +189,7 @@ const listRoute = scopedRoute('reservations:read', {
       description: 'A page of bookings',
       content: { 'application/json': { schema: z.object({ data: z.array(BookingRecordWire), pagination: Pagination, meta: Meta }) } },
     },
-    ...errorResponses(400, 401, 403, 429),
+    ...errorResponses([400, 'VALIDATION_ERROR: a bad query parameter (details.fields)'], 401, 403, 429),
   },
 });
 
@@ -183,7 +201,7 @@ const getRoute = scopedRoute('reservations:read', {
   request: { params: BookingId },
   responses: {
     200: { description: 'The booking', content: { 'application/json': { schema: dataEnvelope(BookingRecordWire) } } },
-    ...errorResponses(401, 403, 404, 429),
+    ...errorResponses(BAD_ID, 401, 403, NO_BOOKING, 429),
   },
 });
 
@@ -198,7 +216,15 @@ const patchRoute = scopedRoute('reservations:write', {
   request: { params: BookingId, body: { required: true, content: { 'application/json': { schema: UpdateBookingWire } } } },
   responses: {
     200: { description: 'The updated booking', content: { 'application/json': { schema: dataEnvelope(BookingRecordWire) } } },
-    ...errorResponses(400, 401, 403, 404, 409, 413, 429),
+    ...errorResponses(
+      [400, 'VALIDATION_ERROR: a bad field or id (details.fields), or a malformed JSON body'],
+      401,
+      403,
+      NO_BOOKING,
+      [409, 'BOOKING_NOT_MODIFIABLE (details.status), or BOOKING_CHANGED: read it and retry'],
+      413,
+      429,
+    ),
   },
 });
 
@@ -211,7 +237,7 @@ const feeRoute = scopedRoute('reservations:read', {
   request: { params: BookingId },
   responses: {
     200: { description: 'The fee and refund', content: { 'application/json': { schema: dataEnvelope(FeeWire) } } },
-    ...errorResponses(401, 403, 404, 409, 429),
+    ...errorResponses(BAD_ID, 401, 403, NO_BOOKING, [409, 'BOOKING_NOT_CANCELLABLE: checked in, checked out, no-show or failed (details.status)'], 429),
   },
 });
 
@@ -223,7 +249,7 @@ const policyRoute = scopedRoute('reservations:read', {
   request: { params: BookingId },
   responses: {
     200: { description: 'The policy', content: { 'application/json': { schema: dataEnvelope(CancellationPolicyWire) } } },
-    ...errorResponses(401, 403, 404, 429),
+    ...errorResponses(BAD_ID, 401, 403, NO_BOOKING, 429),
   },
 });
 
@@ -239,7 +265,19 @@ const cancelRoute = scopedRoute('reservations:write', {
   request: { params: BookingId, headers: idempotencyHeader },
   responses: {
     200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelWire) } } },
-    ...errorResponses(400, 401, 403, 404, 409, 429, 502),
+    ...errorResponses(
+      [400, 'VALIDATION_ERROR: a bad id or Idempotency-Key (details.fields)'],
+      401,
+      403,
+      NO_BOOKING,
+      [
+        409,
+        'BOOKING_ALREADY_CANCELLED, BOOKING_NOT_CANCELLABLE (checked in, checked out, no-show, failed; details.status), ' +
+          'BOOKING_CHANGED (read it and retry), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)',
+      ],
+      429,
+      [502, 'UPSTREAM_ERROR: the provider failed; the booking is unchanged'],
+    ),
   },
 }, [idempotency()]);
 
@@ -251,7 +289,7 @@ const voucherRoute = scopedRoute('voucher:read', {
   deprecated: true,
   description: 'Unimplemented in v1: always 501 NOT_IMPLEMENTED for a booking of the channel.',
   request: { params: BookingId },
-  responses: errorResponses(401, 403, 404, 429, 501),
+  responses: errorResponses(BAD_ID, 401, 403, NO_BOOKING, 429, [501, 'NOT_IMPLEMENTED: always, for a booking of the channel']),
 });
 
 const taxInvoicesRoute = scopedRoute('tax-invoices:read', {
@@ -267,7 +305,7 @@ const taxInvoicesRoute = scopedRoute('tax-invoices:read', {
       month: z.string().optional().openapi({ description: 'Planned: month, 1 to 12' }),
     }),
   },
-  responses: errorResponses(401, 403, 429, 501),
+  responses: errorResponses(401, 403, 429, [501, 'NOT_IMPLEMENTED: always, once authenticated']),
 });
 
 export function bookingRoutes(app: OpenAPIHono<HttpEnv>) {

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { SCOPES } from '../../src/services/scopes.js';
 import type { AppDeps } from '../../src/context.js';
+import { apiDocumentRoutes, SCOPE_DESCRIPTIONS } from '../docs.js';
 import { authContext, router, type HttpEnv } from '../http.js';
 import { tokenRoute } from '../oauth/token.js';
 import { bookingRoutes } from './bookings.js';
@@ -18,30 +18,37 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
     type: 'apiKey',
     in: 'header',
     name: 'X-Api-Key',
-    description: 'A channel API key; carries all scopes of its app',
+    description: 'A channel API key; carries all scopes of its app. Keep it on servers.',
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'OAuth2', {
     type: 'oauth2',
-    description: 'client_credentials; send the token as Authorization: Bearer oat_...',
+    description:
+      'client_credentials at POST /channel/v1/oauth/token (client_id and client_secret in the body or HTTP Basic); ' +
+      'send the token as Authorization: Bearer oat_... It lasts 1800 seconds; there is no refresh token.',
     flows: {
       clientCredentials: {
         tokenUrl: '/channel/v1/oauth/token',
-        scopes: Object.fromEntries(SCOPES.map((s) => [s, s])),
+        scopes: SCOPE_DESCRIPTIONS,
       },
     },
   });
 
   // Registered before the credential check, so they need none (Hono runs handlers in order).
   tokenRoute(app, deps);
-  app.doc31('/openapi.json', {
-    openapi: '3.1.0',
-    info: {
-      title: 'Channel API v1',
-      version: '1.0.0',
-      description: 'Search, price-check, book, retrieve and cancel lodging through the channel API.',
+  apiDocumentRoutes(
+    app,
+    {
+      openapi: '3.1.0',
+      info: {
+        title: 'Channel API v1',
+        version: '1.0.0',
+        description: V1_DESCRIPTION,
+      },
+      servers: [{ url: '/channel/v1', description: 'This service (production or sandbox, as deployed)' }],
+      tags: V1_TAGS,
     },
-    servers: [{ url: '/channel/v1' }],
-  });
+    { title: 'Channel API v1', errors: 'v1', otherDocs: { label: 'v2 docs', href: '../api/channel/v2/docs' } },
+  );
 
   app.use('*', authContext(deps));
   channelRoutes(app);
@@ -52,3 +59,45 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   webhookRoutes(app);
   return app;
 }
+
+const V1_DESCRIPTION = `Search, price-check, book, retrieve and cancel lodging through the channel API. v1 chains the calls by tokens:
+
+1. \`GET /search/availability/{propertyId}\` gives each bookable rate a \`price_check_token\`.
+2. \`GET /search/price-check?token=...\` re-verifies the price with the provider and gives a single-use \`book_token\` (30 minutes).
+3. \`POST /bookings\` books it. The charge is always the amount signed into the \`book_token\`.
+
+**Authentication.** Every route except \`POST /oauth/token\`, this document and the docs page takes either
+\`X-Api-Key: <key>\` (all scopes of its app) or \`Authorization: Bearer oat_...\` from the token endpoint
+(client_credentials, 1800 seconds, the scopes it was issued with). Without a valid one: 401 \`UNAUTHORIZED\`.
+Without the route's scope (\`x-required-scope\` on each operation): 403 \`INSUFFICIENT_SCOPE\`.
+
+**Envelopes.** Successes are \`{"data": ..., "meta": {"request_id", "timestamp"}}\` (lists add \`pagination\`,
+search adds \`search_context\`); content files are bare JSON arrays or CSV. Errors are
+\`{"error": {"code", "message", "details"}, "meta": {...}}\`, except the token endpoint, which answers in the
+RFC 6749 form \`{"error", "error_description"}\`. Every response carries \`X-Request-Id\` (= \`meta.request_id\`).
+
+**Limits.** Requests are limited per channel by tier (sandbox 60, starter 600 per minute; the channel's
+values are \`rate_limit\` of \`GET /channels/me\`), reported in \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and
+\`X-RateLimit-Reset\` (seconds); beyond them 429 \`RATE_LIMIT_EXCEEDED\` with \`Retry-After\`. The token endpoint
+allows 20 requests per 60 seconds per client address. Request bodies: at most 1 MiB (413); JSON bodies must be
+sent as \`application/json\` (415).
+
+**Repeating a request safely.** \`POST /bookings\` and \`PUT /bookings/{id}/cancel\` take an optional
+\`Idempotency-Key\`: the same key with the same body gives the first response again for 24 hours
+(\`Idempotent-Replayed: true\`); with another body, 409 \`IDEMPOTENCY_KEY_REUSED\`.
+
+**Sandbox.** The header \`X-Test-Scenario\` on a search, price-check or booking request forces an outcome:
+\`price_changed\`, \`sold_out\`, \`upstream_error\` (502), \`upstream_timeout\` (502), \`pending\`. Production ignores it.
+The sandbox never charges the balance.
+
+v2 (link-chained, string ids, page tokens) is described at \`/api/channel/v2/openapi.json\`; v1 remains supported.`;
+
+const V1_TAGS = [
+  { name: 'OAuth', description: 'Access tokens for the client_credentials grant' },
+  { name: 'Channel', description: 'The channel linked to the credential' },
+  { name: 'Content', description: 'Properties, room types and rate plans (v1 property ids are integers), and content files' },
+  { name: 'Search', description: 'Availability, rates and the price check that issues book_tokens' },
+  { name: 'Bookings', description: 'Book from a book_token; read, modify, preview the fee, cancel' },
+  { name: 'Tax invoices', description: 'Planned; not implemented in v1' },
+  { name: 'Webhooks', description: 'Booking event subscriptions (Standard Webhooks signatures), their delivery log and replays' },
+];

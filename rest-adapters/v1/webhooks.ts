@@ -121,6 +121,11 @@ const DeliveryWire = z
   })
   .openapi('WebhookDelivery');
 
+/** The error responses of the path ids, shared by the by-id routes. */
+const BAD_ID = [400, 'VALIDATION_ERROR: an id is longer than 64 characters'] as const;
+const NO_WEBHOOK = [404, "NOT_FOUND: no webhook of this channel has this id (another channel's is 404 too)"] as const;
+const NO_DELIVERY = [404, 'NOT_FOUND: no such webhook of this channel, or no such delivery of it'] as const;
+
 const WebhookId = z.object({ id: z.string().min(1).max(64).openapi({ description: 'Webhook id (uuid)' }) });
 const DeliveryId = WebhookId.extend({
   delivery_id: z.string().min(1).max(64).openapi({ description: 'Delivery id (uuid)' }),
@@ -188,7 +193,14 @@ const createRoute = scopedRoute(SCOPE, {
       headers: { Location: { description: 'The webhook', schema: { type: 'string' } } },
       content: json(dataEnvelope(CreatedWebhookWire)),
     },
-    ...errorResponses(400, 401, 403, 409, 413, 429),
+    ...errorResponses(
+      [400, 'VALIDATION_ERROR: a bad field (details.fields), a URL the environment refuses, or a malformed JSON body'],
+      401,
+      403,
+      [409, `WEBHOOK_LIMIT_REACHED: at most ${MAX_WEBHOOKS_PER_CHANNEL} webhooks per channel`],
+      413,
+      429,
+    ),
   },
 });
 
@@ -211,7 +223,7 @@ const getRoute = scopedRoute(SCOPE, {
   request: { params: WebhookId },
   responses: {
     200: { description: 'The webhook', content: json(dataEnvelope(WebhookWire)) },
-    ...errorResponses(401, 403, 404, 429),
+    ...errorResponses(BAD_ID, 401, 403, NO_WEBHOOK, 429),
   },
 });
 
@@ -224,7 +236,14 @@ const patchRoute = scopedRoute(SCOPE, {
   request: { params: WebhookId, body: { required: true, content: json(UpdateWebhookWire) } },
   responses: {
     200: { description: 'The updated webhook', content: json(dataEnvelope(WebhookWire)) },
-    ...errorResponses(400, 401, 403, 404, 413, 429),
+    ...errorResponses(
+      [400, 'VALIDATION_ERROR: a bad field or id (details.fields), a URL the environment refuses, or a malformed JSON body'],
+      401,
+      403,
+      NO_WEBHOOK,
+      413,
+      429,
+    ),
   },
 });
 
@@ -237,7 +256,7 @@ const deleteRoute = scopedRoute(SCOPE, {
   request: { params: WebhookId },
   responses: {
     204: { description: 'Deleted' },
-    ...errorResponses(401, 403, 404, 429),
+    ...errorResponses(BAD_ID, 401, 403, NO_WEBHOOK, 429),
   },
 });
 
@@ -252,7 +271,7 @@ const pingRoute = scopedRoute(SCOPE, {
   request: { params: WebhookId },
   responses: {
     200: { description: 'The ping delivery with its attempt', content: json(dataEnvelope(DeliveryWire)) },
-    ...errorResponses(401, 403, 404, 429),
+    ...errorResponses(BAD_ID, 401, 403, NO_WEBHOOK, 429),
   },
 });
 
@@ -267,7 +286,7 @@ const deliveriesRoute = scopedRoute(SCOPE, {
       description: 'A page of deliveries',
       content: json(z.object({ data: z.array(DeliveryWire), pagination: Pagination, meta: Meta })),
     },
-    ...errorResponses(400, 401, 403, 404, 429),
+    ...errorResponses([400, 'VALIDATION_ERROR: a bad id or query parameter (details.fields)'], 401, 403, NO_WEBHOOK, 429),
   },
 });
 
@@ -279,7 +298,7 @@ const deliveryRoute = scopedRoute(SCOPE, {
   request: { params: DeliveryId },
   responses: {
     200: { description: 'The delivery', content: json(dataEnvelope(DeliveryWire)) },
-    ...errorResponses(401, 403, 404, 429),
+    ...errorResponses(BAD_ID, 401, 403, NO_DELIVERY, 429),
   },
 });
 
@@ -295,7 +314,14 @@ const replayRoute = scopedRoute(SCOPE, {
   request: { params: DeliveryId },
   responses: {
     202: { description: 'The delivery, pending again', content: json(dataEnvelope(DeliveryWire)) },
-    ...errorResponses(401, 403, 404, 409, 429),
+    ...errorResponses(
+      BAD_ID,
+      401,
+      403,
+      NO_DELIVERY,
+      [409, 'DELIVERY_PENDING (details.next_attempt_at), DELIVERY_HELD or WEBHOOK_DISABLED'],
+      429,
+    ),
   },
 });
 

@@ -1,7 +1,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { SCOPES } from '../../src/services/scopes.js';
 import type { AppDeps } from '../../src/context.js';
 import { errorResponse, invalidRequestFrom, v2Error } from '../envelope.js';
+import { apiDocumentRoutes, SCOPE_DESCRIPTIONS } from '../docs.js';
 import { authContext, type HttpEnv } from '../http.js';
 import { v2ContentRoutes } from './content.js';
 import { v2BookingRoutes } from './bookings.js';
@@ -29,7 +29,7 @@ export function v2Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
     type: 'apiKey',
     in: 'header',
     name: 'X-Api-Key',
-    description: 'A channel API key (the same as v1); carries all scopes of its app',
+    description: 'A channel API key (the same as v1); carries all scopes of its app. Keep it on servers.',
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'OAuth2', {
     type: 'oauth2',
@@ -37,23 +37,25 @@ export function v2Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
     flows: {
       clientCredentials: {
         tokenUrl: '/channel/v1/oauth/token',
-        scopes: Object.fromEntries(SCOPES.map((s) => [s, s])),
+        scopes: SCOPE_DESCRIPTIONS,
       },
     },
   });
 
-  // Registered before the credential check, so it needs none (Hono runs handlers in order).
-  app.doc31('/openapi.json', {
-    openapi: '3.1.0',
-    info: {
-      title: 'Channel API v2',
-      version: '2.0.0',
-      description:
-        'Content with string ids and page tokens, and the link-chained flow: availability, price check, book, retrieve, cancel. ' +
-        'Follow the links as given; never assemble their parameters.',
+  // Registered before the credential check, so they need none (Hono runs handlers in order).
+  apiDocumentRoutes(
+    app,
+    {
+      openapi: '3.1.0',
+      info: { title: 'Channel API v2', version: '2.0.0', description: V2_DESCRIPTION },
+      servers: [{ url: '/api/channel/v2' }],
+      tags: [
+        { name: 'Booking flow', description: 'Availability, price check, book, retrieve, cancel: follow the links as given' },
+        { name: 'Content', description: 'Properties and room types with string ids; the property list pages with page tokens' },
+      ],
     },
-    servers: [{ url: '/api/channel/v2' }],
-  });
+    { title: 'Channel API v2', errors: 'v2', otherDocs: { label: 'v1 docs', href: '../../channel/v1/docs' } },
+  );
 
   app.use('*', authContext(deps));
 
@@ -68,3 +70,21 @@ export function v2Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   v2ContentRoutes(app);
   return app;
 }
+
+const V2_DESCRIPTION = `The link-chained flow and content with string ids (spec §4.6, §9). The same API key as v1
+(\`X-Api-Key\`); a Bearer token from \`POST /channel/v1/oauth/token\` works as well.
+
+1. \`GET /properties/availability\` gives each bookable rate a \`links.price_check\` (30 minutes).
+2. Call that href as given: the price check answers \`matched\`, \`price_changed\` (the new prices) or \`sold_out\`, with \`links.book\`.
+3. \`POST\` the book href with the guests: \`links.retrieve\` (never expires) and \`links.cancel\`.
+4. Retrieve or cancel through those links.
+
+Never assemble a link's parameters. After any token error (400 \`INVALID_TOKEN\`, 403 \`FORBIDDEN\`,
+409 \`TOKEN_ALREADY_USED\`, 410 \`TOKEN_EXPIRED\`) restart at step 1.
+
+**Bodies.** Successes are the objects themselves (no \`data\` envelope). Errors use the v1 envelope
+\`{"error": {"code", "message", "details"}, "meta": {"request_id", "timestamp"}}\`; a bad request is 400
+\`INVALID_REQUEST\` with \`details.fields\`. Every response carries \`X-Request-Id\`.
+
+**Limits and retries.** The channel's rate limit is shared with v1 (\`X-RateLimit-*\` headers, 429 with \`Retry-After\`).
+Booking and cancelling take an optional \`Idempotency-Key\` (24 hours). Bodies at most 1 MiB (413), JSON only (415).`;
