@@ -11,6 +11,7 @@ import { WebSocketServer } from 'ws';
 import { adminRoutes } from '../rest-adapters/admin/index.js';
 import { errorResponse } from '../rest-adapters/envelope.js';
 import { authContext, requestId, type HttpEnv } from '../rest-adapters/http.js';
+import { restRateLimit } from '../rest-adapters/rateLimit.js';
 import { v1Routes } from '../rest-adapters/v1/index.js';
 import { v2Routes } from '../rest-adapters/v2/index.js';
 import type { Config } from './config.js';
@@ -26,7 +27,7 @@ import { AppError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError,
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
 import { runBookingSync } from './services/bookingSync.js';
 import { purgeExpired } from './services/idempotency.js';
-import { createRateLimiter } from './services/rateLimits.js';
+import { ChannelRateLimits, createRateLimiter } from './services/rateLimits.js';
 import { TokenSigner } from './services/tokens.js';
 import { purgeDeliveries, WebhookSender } from './services/webhookDelivery.js';
 import { startSimulator } from './simulator/server.js';
@@ -97,6 +98,7 @@ export async function createService(
     dispatcher: { wake: () => dispatcher?.wake() },
     limiters: {
       oauthToken: createRateLimiter({ name: 'oauth-token', points: 20, durationSeconds: 60, redis }),
+      api: new ChannelRateLimits(db.prisma, { env: config.env, ...config.rateLimits, redis }),
     },
   };
   const adminToken = await ensureOperatorCredential(db.prisma, config);
@@ -138,6 +140,10 @@ export async function createService(
 
   app.use('/graphql', authContext(deps, { lenient: true }));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { ctx: c.get('ctx') }));
+  // Each channel's request rate (the token endpoint has its own limit); GraphQL is charged by
+  // operation cost in its Yoga plugin, graphql-ws operations when they are subscribed.
+  app.use('/channel/v1/*', restRateLimit(deps, { exempt: ['/channel/v1/oauth/token'] }));
+  app.use('/api/channel/v2/*', restRateLimit(deps));
   app.route('/channel/v1', v1Routes(deps));
   app.route('/api/channel/v2', v2Routes(deps));
   app.route('/admin/v1', adminRoutes(deps));

@@ -87,6 +87,14 @@ const envSchema = z.object({
   /** Where `npm run admin` finds the running service; defaults to loopback on PORT. */
   ADMIN_URL: optionalUrl,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * Rate limits of the API (v1, v2, GraphQL): a channel's `rate_limit` (for CHANNEL_ENV) is the
+   * number of points it may spend per window. The specification's window is a minute; a shorter
+   * one is for tests.
+   */
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(3_600).default(60),
+  /** How long a channel's limit is reused before it is read again (an operator's change takes this long). */
+  RATE_LIMIT_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
   /** Largest accepted request body; larger bodies get 413. */
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   /** How long SIGTERM waits for in-flight requests before closing anyway. */
@@ -129,6 +137,7 @@ export type Config = Readonly<{
   adminAllowRemote: boolean;
   adminUrl: string;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  rateLimits: { windowSeconds: number; cacheTtlMs: number };
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
 }>;
@@ -189,6 +198,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adminAllowRemote: e.ADMIN_ALLOW_REMOTE,
     adminUrl: e.ADMIN_URL ?? `http://127.0.0.1:${e.PORT}`,
     logLevel: e.LOG_LEVEL,
+    rateLimits: { windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS, cacheTtlMs: e.RATE_LIMIT_CACHE_TTL_MS },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   });

@@ -9,7 +9,7 @@ import type { UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import type { CredentialHeaders, Principal } from './services/auth.js';
 import type { AppError } from './services/errors.js';
-import type { RateLimiter } from './services/rateLimits.js';
+import type { ChannelRateLimits, RateLimiter } from './services/rateLimits.js';
 import type { WebhookSender } from './services/webhookDelivery.js';
 import type { EventBus } from './events/bus.js';
 
@@ -38,6 +38,8 @@ export interface AppDeps {
   readonly limiters: {
     /** POST /oauth/token: 20 requests per 60 s per client address (spec §8). */
     readonly oauthToken: RateLimiter;
+    /** Every authenticated v1, v2 and GraphQL request: the channel's `rate_limit` per window. */
+    readonly api: ChannelRateLimits;
   };
 }
 

@@ -7,7 +7,8 @@ let creds: IssuedCredentials;
 
 beforeAll(async () => {
   t = await startTestService();
-  creds = await t.channel({ name: 'Seoul Trips', company: 'Seoul Trips Ltd.', tier: 'starter' });
+  // The database's default rate limits, which the profile shows.
+  creds = await t.channel({ name: 'Seoul Trips', company: 'Seoul Trips Ltd.', tier: 'starter', rateLimit: 'default' });
 });
 afterAll(() => t.close());
 

@@ -17,9 +17,21 @@ export interface TestService {
   /** Calls the service in-process, as from `ip` (a loopback address of this test file by default). */
   request(path: string, init?: RequestInit & { ip?: string }): Promise<Response>;
   graphql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResult>;
-  channel(input?: Partial<NewChannel>): Promise<IssuedCredentials>;
+  /**
+   * A channel with generous rate limits (tests make many requests per channel), unless the test
+   * gives `rateLimit`: its own values, or 'default' for the database defaults (60 and 600).
+   */
+  channel(input?: Partial<NewChannel> & { rateLimit?: Partial<RateLimitValues> | 'default' }): Promise<IssuedCredentials>;
   close(): Promise<void>;
 }
+
+export interface RateLimitValues {
+  sandbox: number;
+  production: number;
+}
+
+/** Requests per window of a test channel that does not ask for other limits. */
+export const TEST_RATE_LIMIT: RateLimitValues = { sandbox: 1_000_000, production: 1_000_000 };
 
 export interface GraphQLResult {
   status: number;
@@ -84,7 +96,18 @@ export async function startTestService(
       });
       return { status: res.status, ...((await res.json()) as object) };
     },
-    channel: (input = {}) => createChannel(service.deps.db.prisma, { name: 'Test Channel', ...input }),
+    async channel({ rateLimit = {}, ...input } = {}) {
+      const prisma = service.deps.db.prisma;
+      const credentials = await createChannel(prisma, { name: 'Test Channel', ...input });
+      if (rateLimit !== 'default') {
+        const { sandbox, production } = { ...TEST_RATE_LIMIT, ...rateLimit };
+        await prisma.channel.update({
+          where: { id: credentials.user_id },
+          data: { rateLimitSandbox: sandbox, rateLimitProduction: production },
+        });
+      }
+      return credentials;
+    },
     async close() {
       await service.close();
       await cleanupEnv(env);
