@@ -71,7 +71,7 @@ export function v2Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   return app;
 }
 
-const V2_DESCRIPTION = `The link-chained flow and content with string ids (spec §4.6, §9). The same API key as v1
+const V2_DESCRIPTION = `The link-chained flow and content with string ids. The same API key as v1
 (\`X-Api-Key\`); a Bearer token from \`POST /channel/v1/oauth/token\` works as well.
 
 1. \`GET /properties/availability\` gives each bookable rate a \`links.price_check\` (30 minutes).
