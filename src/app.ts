@@ -11,7 +11,7 @@ import { WebSocketServer } from 'ws';
 import { adminRoutes } from '../rest-adapters/admin/index.js';
 import { errorResponse } from '../rest-adapters/envelope.js';
 import { authContext, requestId, type HttpEnv } from '../rest-adapters/http.js';
-import { restRateLimit } from '../rest-adapters/rateLimit.js';
+import { chargeWsOperation, restRateLimit } from '../rest-adapters/rateLimit.js';
 import { v1Routes } from '../rest-adapters/v1/index.js';
 import { v2Routes } from '../rest-adapters/v2/index.js';
 import type { Config } from './config.js';
@@ -292,6 +292,8 @@ function graphqlWsOptions(deps: AppDeps, yoga: Yoga): ServerOptions<Record<strin
       };
       const errors = validate(args.schema, args.document);
       if (errors.length) return errors;
+      const limited = await chargeWsOperation(requestContext, { ...args, variables: payload.variables });
+      if (limited) return limited;
       operations.add(operationId);
       return args;
     },

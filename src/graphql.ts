@@ -2,6 +2,7 @@ import { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { RequestContext } from './context.js';
+import { useRateLimit } from '../rest-adapters/rateLimit.js';
 import { schema } from './schema/index.js';
 import { AppError } from './services/errors.js';
 
@@ -30,6 +31,8 @@ export function createGraphQL(logger: Logger): Yoga {
       error: (...args) => logger.error(args.length === 1 ? args[0] : args),
     },
     maskedErrors: { maskError },
+    // Charges each operation's cost to the channel's rate limit (rest-adapters/rateLimit.ts).
+    plugins: [useRateLimit()],
   });
 }
 

@@ -187,7 +187,11 @@ describe('graphql-ws on /graphql', () => {
     const result = await new Promise<any>((resolve, reject) => {
       client.subscribe({ query: '{ channel { userId name } }' }, { next: resolve, error: reject, complete: () => {} });
     });
-    expect(result).toEqual({ data: { channel: { userId: demo.user_id, name: 'Demo Channel' } } });
+    expect(result).toEqual({
+      data: { channel: { userId: demo.user_id, name: 'Demo Channel' } },
+      // The operation's charge against the demo channel's rate limit (60 per minute in the sandbox).
+      extensions: { rateLimit: { cost: 1, limit: 60, remaining: expect.any(Number), reset: expect.any(Number) } },
+    });
     await client.dispose();
   });
 
