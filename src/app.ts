@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type DocumentNode } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { pino, type Logger } from 'pino';
@@ -21,7 +21,7 @@ import { migrate } from './db/migrate.js';
 import { openRedis } from './db/redis.js';
 import { createEventBus } from './events/bus.js';
 import { Dispatcher } from './events/dispatcher.js';
-import { createGraphQL, type Yoga } from './graphql.js';
+import { createGraphQL, type GraphQLServer, type Yoga } from './graphql.js';
 import { authenticate, createCredentialCache, type CredentialHeaders, type Principal } from './services/auth.js';
 import { AppError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, toAppError } from './services/errors.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
@@ -103,7 +103,8 @@ export async function createService(
   };
   const adminToken = await ensureOperatorCredential(db.prisma, config);
   const demoCredentials = config.env === 'sandbox' ? await seedDemoChannel(db.prisma) : null;
-  const yoga = createGraphQL(logger);
+  const graphql = createGraphQL(deps);
+  const { yoga } = graphql;
   dispatcher = new Dispatcher(deps, deps.events);
   if (config.events.pollIntervalMs > 0) await dispatcher.start();
 
@@ -180,7 +181,7 @@ export async function createService(
         );
         server.once('error', reject);
         wss = new WebSocketServer({ noServer: true });
-        useServer(graphqlWsOptions(deps, yoga), wss);
+        useServer(graphqlWsOptions(deps, graphql), wss);
         server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
           const path = new URL(request.url ?? '/', 'http://localhost').pathname;
           if (path !== '/graphql' || shuttingDown) {
@@ -226,12 +227,15 @@ export async function createService(
  * closed with 4403. The credential is checked again for every operation (a key revoked or a token
  * expired after the connection opened is refused like on HTTP), and a connection runs at most
  * SUBSCRIPTIONS_MAX_PER_CONNECTION operations at once. Operations run through Yoga's envelop, so
- * plugins and masking apply.
+ * plugins and masking apply: the GraphQL limits (tokens while parsing; depth, aliases, directives,
+ * cost and the introspection switch while validating) refuse an operation here as on HTTP, and
+ * persisted operations follow the same rules (graphql.operationSource).
  */
 type WsExtra = Extra & { credentials?: CredentialHeaders; operations?: Set<string> };
 
-function graphqlWsOptions(deps: AppDeps, yoga: Yoga): ServerOptions<Record<string, unknown>, WsExtra> {
+function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<Record<string, unknown>, WsExtra> {
   const { maxPerConnection } = deps.config.subscriptions;
+  const { yoga } = graphql;
   return {
     onConnect: async (ctx) => {
       const params = lowerKeys(ctx.connectionParams ?? {});
@@ -261,6 +265,8 @@ function graphqlWsOptions(deps: AppDeps, yoga: Yoga): ServerOptions<Record<strin
           }),
         ];
       }
+      const source = graphql.operationSource(payload);
+      if (typeof source !== 'string') return withoutHttp([source]);
       let principal: Principal | null = null;
       let authError: AppError | null = null;
       try {
@@ -280,18 +286,33 @@ function graphqlWsOptions(deps: AppDeps, yoga: Yoga): ServerOptions<Record<strin
       const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
         ctx: requestContext,
         request: ctx.extra.request,
-        params: payload,
+        params: { ...payload, query: source },
       });
+      let document: DocumentNode;
+      try {
+        // The token limit refuses a document while parsing; a syntax error is the client's too.
+        document = parse(source);
+      } catch (error) {
+        if (isGraphQLError(error)) return withoutHttp([error]);
+        throw error;
+      }
       const args = {
         schema,
         operationName: payload.operationName,
-        document: parse(payload.query),
+        document,
         variableValues: payload.variables,
         contextValue: await contextFactory(),
         rootValue: { execute, subscribe },
       };
-      const errors = validate(args.schema, args.document);
-      if (errors.length) return errors;
+      let errors: readonly GraphQLError[];
+      try {
+        errors = validate(args.schema, args.document);
+      } catch (error) {
+        // The cost limit refuses by throwing (it must not be cached with the document).
+        if (isGraphQLError(error)) return withoutHttp([error]);
+        throw error;
+      }
+      if (errors.length) return withoutHttp(errors);
       const limited = await chargeWsOperation(requestContext, { ...args, variables: payload.variables });
       if (limited) return limited;
       operations.add(operationId);
@@ -314,4 +335,18 @@ function lowerKeys(record: Record<string, unknown>): Record<string, unknown> {
 
 function stringOrUndefined(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
+}
+
+/** Yoga's HTTP status hints (extensions.http) mean nothing on a socket. */
+function withoutHttp(errors: readonly GraphQLError[]): GraphQLError[] {
+  return errors.map((error) => {
+    if (!error.extensions?.http) return error;
+    const { http: _http, ...extensions } = error.extensions;
+    return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, originalError: error.originalError, extensions });
+  });
+}
+
+/** By tag: graphql's CommonJS and ESM builds each have their own GraphQLError class. */
+function isGraphQLError(value: unknown): value is GraphQLError {
+  return Object.prototype.toString.call(value) === '[object GraphQLError]';
 }

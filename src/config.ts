@@ -66,6 +66,25 @@ const envSchema = z.object({
   SUBSCRIPTIONS_MAX_PER_CHANNEL: z.coerce.number().int().positive().default(10_000),
   /** Operations one graphql-ws connection may run at once. */
   SUBSCRIPTIONS_MAX_PER_CONNECTION: z.coerce.number().int().positive().max(1_000).default(20),
+  /**
+   * GraphQL protection, on every operation over HTTP and graphql-ws: nesting depth, aliases,
+   * lexical tokens, directives and estimated cost per operation.
+   */
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().max(1_000).default(10),
+  GRAPHQL_MAX_ALIASES: z.coerce.number().int().positive().max(10_000).default(15),
+  GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().max(1_000_000).default(1_000),
+  GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().positive().max(10_000).default(20),
+  /** In rate-limit points (documentCost); the default is the starter tier's whole minute. */
+  GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(600),
+  /** Schema introspection and the GraphiQL page (default: on in the sandbox, off in production). */
+  GRAPHQL_INTROSPECTION: flag.optional(),
+  GRAPHQL_GRAPHIQL: flag.optional(),
+  /** Hide "Did you mean ...?" in validation errors (default: in production only). */
+  GRAPHQL_BLOCK_FIELD_SUGGESTIONS: flag.optional(),
+  /** A JSON file of persisted operations: {"<sha256 hex>": "<document>"} or a list of documents. */
+  GRAPHQL_PERSISTED_OPERATIONS_FILE: z.string().optional(),
+  /** Run only the persisted operations (needs GRAPHQL_PERSISTED_OPERATIONS_FILE). */
+  GRAPHQL_PERSISTED_ONLY: flag.default(false),
   /** Property content kept in memory: entries and time to live. */
   CONTENT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   CONTENT_CACHE_TTL_MS: z.coerce.number().int().positive().default(300_000),
@@ -118,6 +137,18 @@ export type Config = Readonly<{
     breakerCooldownMs: number;
     connections: number;
   };
+  graphql: {
+    maxDepth: number;
+    maxAliases: number;
+    maxTokens: number;
+    maxDirectives: number;
+    maxCost: number;
+    introspection: boolean;
+    graphiql: boolean;
+    blockFieldSuggestions: boolean;
+    persistedOperationsFile: string | undefined;
+    persistedOnly: boolean;
+  };
   contentCache: { size: number; ttlMs: number };
   authCacheTtlMs: number;
   bookings: { pendingDeadlineMinutes: number; syncIntervalMs: number };
@@ -156,6 +187,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.GRAPHQL_PERSISTED_ONLY && !e.GRAPHQL_PERSISTED_OPERATIONS_FILE) {
+    throw new ConfigError(
+      'invalid configuration:\n  GRAPHQL_PERSISTED_ONLY: needs GRAPHQL_PERSISTED_OPERATIONS_FILE (the operations to allow)',
+    );
+  }
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -172,6 +208,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       breakerThreshold: e.UPSTREAM_BREAKER_THRESHOLD,
       breakerCooldownMs: e.UPSTREAM_BREAKER_COOLDOWN_MS,
       connections: e.UPSTREAM_CONNECTIONS,
+    },
+    graphql: {
+      maxDepth: e.GRAPHQL_MAX_DEPTH,
+      maxAliases: e.GRAPHQL_MAX_ALIASES,
+      maxTokens: e.GRAPHQL_MAX_TOKENS,
+      maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
+      maxCost: e.GRAPHQL_MAX_COST,
+      introspection: e.GRAPHQL_INTROSPECTION ?? e.CHANNEL_ENV === 'sandbox',
+      graphiql: e.GRAPHQL_GRAPHIQL ?? e.CHANNEL_ENV === 'sandbox',
+      blockFieldSuggestions: e.GRAPHQL_BLOCK_FIELD_SUGGESTIONS ?? e.CHANNEL_ENV === 'production',
+      persistedOperationsFile:
+        e.GRAPHQL_PERSISTED_OPERATIONS_FILE === undefined || isAbsolute(e.GRAPHQL_PERSISTED_OPERATIONS_FILE)
+          ? e.GRAPHQL_PERSISTED_OPERATIONS_FILE
+          : resolve(process.cwd(), e.GRAPHQL_PERSISTED_OPERATIONS_FILE),
+      persistedOnly: e.GRAPHQL_PERSISTED_ONLY,
     },
     contentCache: { size: e.CONTENT_CACHE_SIZE, ttlMs: e.CONTENT_CACHE_TTL_MS },
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,

@@ -1,10 +1,16 @@
-import { GraphQLError } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { Logger } from 'pino';
-import type { RequestContext } from './context.js';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { GraphQLError, parse, validate, type ValidationRule } from 'graphql';
+import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { Config } from './config.js';
+import type { AppDeps, RequestContext } from './context.js';
 import { useRateLimit } from '../rest-adapters/rateLimit.js';
 import { schema } from './schema/index.js';
 import { AppError } from './services/errors.js';
+import { documentCost } from './services/queryCost.js';
 
 /** Server context handed to yoga.fetch: the request context the HTTP layer built. */
 export interface GraphQLServerContext {
@@ -13,16 +19,45 @@ export interface GraphQLServerContext {
 
 export type Yoga = YogaServerInstance<GraphQLServerContext, RequestContext>;
 
+/** The GraphQL server, and what graphql-ws needs to apply the same operation rules. */
+export interface GraphQLServer {
+  yoga: Yoga;
+  /**
+   * The document text of a graphql-ws subscribe payload under the persisted-operation rules
+   * (the HTTP path applies them with Yoga's plugin), or the error refusing it.
+   */
+  operationSource(payload: { query?: unknown; extensions?: unknown }): string | GraphQLError;
+}
+
 /**
  * The GraphQL server over the Pothos schema. Domain errors keep their code and details in
  * `extensions`; anything else is masked as INTERNAL_ERROR with the request id.
+ *
+ * Protection (GRAPHQL_* settings, docs/decisions.md "GraphQL limits"): depth, alias, token and
+ * directive limits (graphql-armor), a cost limit on the rate limit's documentCost, CSRF prevention,
+ * introspection and GraphiQL switches, field suggestions hidden, persisted operations. The limits and switches are envelop plugins, so graphql-ws (which runs operations
+ * through yoga.getEnveloped) gets the same parse and validate.
  */
-export function createGraphQL(logger: Logger): Yoga {
-  return createYoga<GraphQLServerContext, RequestContext>({
+export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQLServer {
+  const { config, logger } = deps;
+  const settings = config.graphql;
+  const persisted = settings.persistedOperationsFile ? loadPersistedOperations(settings.persistedOperationsFile) : null;
+  const persistedOperations = persisted
+    ? usePersistedOperations({
+        getPersistedOperation: (id) => persisted.get(id) ?? null,
+        allowArbitraryOperations: !settings.persistedOnly,
+        customErrors: {
+          notFound: () => persistedErrors.notFound(),
+          persistedQueryOnly: () => persistedErrors.only(),
+          keyNotFound: () => persistedErrors.missing(),
+        },
+      })
+    : {};
+  const yoga = createYoga<GraphQLServerContext, RequestContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: { title: 'Channel API', defaultQuery: '{ channel { userId name tier } }' },
+    graphiql: settings.graphiql ? { title: 'Channel API', defaultQuery: '{ channel { userId name tier } }' } : false,
     context: ({ ctx }) => ctx,
     logging: {
       debug: (...args) => logger.debug(args.length === 1 ? args[0] : args),
@@ -31,9 +66,216 @@ export function createGraphQL(logger: Logger): Yoga {
       error: (...args) => logger.error(args.length === 1 ? args[0] : args),
     },
     maskedErrors: { maskError },
-    // Charges each operation's cost to the channel's rate limit (rest-adapters/rateLimit.ts).
-    plugins: [useRateLimit()],
+    plugins: [
+      EnvelopArmorPlugin(armorConfig(settings)),
+      costLimit(settings.maxCost),
+      csrfPrevention(),
+      settings.introspection ? {} : introspectionDisabled(),
+      persistedOperations,
+      // Charges each operation's cost to the channel's rate limit (rest-adapters/rateLimit.ts).
+      useRateLimit(),
+    ],
   });
+  return {
+    yoga,
+    operationSource(payload) {
+      const query = typeof payload.query === 'string' && payload.query !== '' ? payload.query : undefined;
+      if (query !== undefined) return persisted && settings.persistedOnly ? persistedErrors.only() : query;
+      const id = persisted ? persistedOperationId(payload.extensions) : null;
+      if (id === null) return persistedErrors.missing();
+      return persisted!.get(id) ?? persistedErrors.notFound();
+    },
+  };
+}
+
+type Limits = Config['graphql'];
+type ArmorConfig = NonNullable<Parameters<typeof EnvelopArmorPlugin>[0]>;
+
+/** Codes of the limit errors: one per limit, with `details.limit` (and `details.found`). */
+export const LIMIT_CODES = {
+  depth: 'DEPTH_LIMIT_EXCEEDED',
+  aliases: 'ALIAS_LIMIT_EXCEEDED',
+  tokens: 'TOKEN_LIMIT_EXCEEDED',
+  directives: 'DIRECTIVE_LIMIT_EXCEEDED',
+  cost: 'COST_LIMIT_EXCEEDED',
+} as const;
+
+/**
+ * graphql-armor's plugins with our limits. Each refusal becomes an error with a code of its own
+ * instead of armor's "Syntax Error: ..." message: validation rules report it to the validation
+ * context (so it is an ordinary validation error: HTTP 400 with application/graphql-response+json),
+ * the token limit, enforced while parsing, throws it as a parse error.
+ */
+function armorConfig(limits: Limits): ArmorConfig {
+  const refuse = (kind: keyof typeof LIMIT_CODES, limit: number) => ({
+    propagateOnRejection: false,
+    exposeLimits: true,
+    onReject: [
+      (context: import('graphql').ValidationContext | null, error: GraphQLError) => {
+        const refusal = limitError(kind, limit, error.message);
+        if (context) context.reportError(refusal);
+        else throw refusal;
+      },
+    ],
+  });
+  return {
+    // Fragments and inline fragments (the booking mutations' result unions) add no level.
+    maxDepth: { n: limits.maxDepth, flattenFragments: true, ignoreIntrospection: true, ...refuse('depth', limits.maxDepth) },
+    maxAliases: { n: limits.maxAliases, ...refuse('aliases', limits.maxAliases) },
+    maxTokens: { n: limits.maxTokens, ...refuse('tokens', limits.maxTokens) },
+    maxDirectives: { n: limits.maxDirectives, ...refuse('directives', limits.maxDirectives) },
+    // The cost limit is ours (costLimit below), on the cost the rate limit charges.
+    costLimit: { enabled: false },
+    blockFieldSuggestion: { enabled: limits.blockFieldSuggestions, mask: '' },
+  };
+}
+
+const LIMIT_MESSAGES: Record<keyof typeof LIMIT_CODES, (limit: number, found: number | undefined) => string> = {
+  depth: (limit, found) => `The operation is nested ${found} levels deep; at most ${limit} are allowed`,
+  aliases: (limit, found) => `The operation uses ${found} aliases; at most ${limit} are allowed`,
+  tokens: (limit) => `The document has more than ${limit} tokens; at most ${limit} are allowed`,
+  directives: (limit, found) => `The operation uses ${found} directives; at most ${limit} are allowed`,
+  cost: (limit, found) => `The operation costs ${found} points; at most ${limit} are allowed`,
+};
+
+function limitError(kind: keyof typeof LIMIT_CODES, limit: number, armorMessage: string): GraphQLError {
+  const match = /found (\d+(?:\.\d+)?)/.exec(armorMessage);
+  const found = match ? Number(match[1]) : undefined;
+  return new GraphQLError(LIMIT_MESSAGES[kind](limit, found), {
+    extensions: { code: LIMIT_CODES[kind], details: found === undefined ? { limit } : { limit, found } },
+  });
+}
+
+/**
+ * GRAPHQL_MAX_COST: an operation whose documentCost (the points the rate limit charges, with the
+ * request's variables: `first: $n` counts n) is over the limit is refused while validating, before
+ * it runs or is charged. The check follows validation (a valid document only) on every request,
+ * cached validation results included; the refusal is thrown rather than added to the result, so
+ * Yoga's validation cache, keyed by the document alone, never keeps it for other variables.
+ */
+function costLimit(limit: number): Plugin {
+  return {
+    onValidate({ params: { documentAST, schema: validatedSchema }, context }) {
+      return ({ valid }) => {
+        if (!valid) return;
+        const params = (context as { params?: { variables?: unknown; operationName?: unknown } }).params;
+        const variables = params?.variables && typeof params.variables === 'object' ? (params.variables as Record<string, unknown>) : null;
+        const operationName = typeof params?.operationName === 'string' ? params.operationName : undefined;
+        const cost = documentCost(documentAST, variables, { schema: validatedSchema, operationName });
+        if (cost > limit) {
+          throw new GraphQLError(LIMIT_MESSAGES.cost(limit, cost), {
+            // As Yoga marks validation errors: 400 with application/graphql-response+json.
+            extensions: { code: LIMIT_CODES.cost, details: { limit, found: cost }, http: { spec: true, status: 400 } },
+          });
+        }
+      };
+    },
+  };
+}
+
+/**
+ * Yoga's CSRF prevention: a request must be one a browser preflights: a content type other than
+ * the three "simple" ones (application/json, as every GraphQL client sends), or a header a page
+ * cannot set without a preflight. The credential headers count (X-Api-Key and Authorization are
+ * not CORS-safelisted), as do the headers Yoga and Apollo clients send for this purpose. The
+ * refusal is 403 CSRF_PREVENTION. GraphiQL's page (a GET for text/html) is served before this.
+ */
+export const CSRF_HEADERS = ['x-graphql-yoga-csrf', 'graphql-require-preflight', 'apollo-require-preflight', 'x-apollo-operation-name', 'x-api-key', 'authorization'];
+
+function csrfPrevention(): Plugin {
+  const inner = useCSRFPrevention({ requestHeaders: CSRF_HEADERS });
+  return {
+    onRequestParse(payload) {
+      try {
+        return inner.onRequestParse!(payload);
+      } catch {
+        throw createGraphQLError(
+          'This request could be sent by any web page (no preflight): send it with content-type application/json, or with an X-GraphQL-Yoga-CSRF header',
+          { extensions: { code: 'CSRF_PREVENTION', http: { status: 403 } } },
+        );
+      }
+    },
+  };
+}
+
+/** GRAPHQL_INTROSPECTION=false: __schema and __type are refused (__typename stays). */
+function introspectionDisabled(): Plugin {
+  // The two entry points into the introspection types; what is selected under them is refused with them.
+  const rule: ValidationRule = (context) => ({
+    Field(node) {
+      if (node.name.value === '__schema' || node.name.value === '__type') {
+        context.reportError(
+          new GraphQLError(`Introspection is disabled on this server (field "${node.name.value}"); the schema is published as schema.graphql`, {
+            nodes: node,
+            extensions: { code: 'INTROSPECTION_DISABLED' },
+          }),
+        );
+      }
+    },
+  });
+  return { onValidate: ({ addValidationRule }) => addValidationRule(rule) };
+}
+
+const persistedErrors = {
+  notFound: () =>
+    createGraphQLError('No persisted operation has this hash', {
+      extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 400 } },
+    }),
+  only: () =>
+    createGraphQLError('This server runs only persisted operations: send extensions.persistedQuery.sha256Hash instead of a query', {
+      extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } },
+    }),
+  missing: () =>
+    createGraphQLError('Send a query, or the hash of a persisted operation in extensions.persistedQuery.sha256Hash', {
+      extensions: { code: 'QUERY_REQUIRED', http: { status: 400 } },
+    }),
+};
+
+/** The Apollo convention Yoga's plugin reads: extensions.persistedQuery = { version: 1, sha256Hash }. */
+function persistedOperationId(extensions: unknown): string | null {
+  const pq = (extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | null | undefined)?.persistedQuery;
+  return pq && pq.version === 1 && typeof pq.sha256Hash === 'string' ? pq.sha256Hash : null;
+}
+
+/**
+ * The persisted operations in GRAPHQL_PERSISTED_OPERATIONS_FILE: an object of hash -> document
+ * (the shape of GraphQL Code Generator's persisted-documents.json) or an array of documents, each
+ * stored under the SHA-256 (hex) of its text. Every document must parse and validate against the
+ * schema, or the service does not start.
+ */
+export function loadPersistedOperations(path: string): ReadonlyMap<string, string> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`GRAPHQL_PERSISTED_OPERATIONS_FILE ${path}: ${(error as Error).message}`);
+  }
+  if (!raw || typeof raw !== 'object') {
+    throw new Error(`GRAPHQL_PERSISTED_OPERATIONS_FILE ${path}: expected an object of hash -> document or an array of documents`);
+  }
+  const entries: [string, unknown][] = Array.isArray(raw)
+    ? raw.map((doc, i) => [typeof doc === 'string' ? operationHash(doc) : `#${i}`, doc])
+    : Object.entries(raw);
+  const operations = new Map<string, string>();
+  for (const [id, doc] of entries) {
+    if (typeof doc !== 'string') throw new Error(`GRAPHQL_PERSISTED_OPERATIONS_FILE ${path}: ${id} is not a document string`);
+    let errors: readonly GraphQLError[];
+    try {
+      errors = validate(schema, parse(doc));
+    } catch (error) {
+      errors = [error as GraphQLError];
+    }
+    if (errors.length) {
+      throw new Error(`GRAPHQL_PERSISTED_OPERATIONS_FILE ${path}: operation ${id} is not valid: ${errors.map((e) => e.message).join('; ')}`);
+    }
+    operations.set(id, doc);
+  }
+  return operations;
+}
+
+/** The id a client sends for a document: SHA-256 of its exact text, in hex. */
+export function operationHash(document: string): string {
+  return createHash('sha256').update(document).digest('hex');
 }
 
 export function maskError(error: unknown, _message: string): Error {
