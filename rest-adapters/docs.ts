@@ -76,18 +76,8 @@ const HEADERS = {
     required: true,
     schema: { type: 'string', format: 'uuid' },
   },
-  'X-RateLimit-Limit': {
-    description: "Requests allowed per window for the channel's tier (the token endpoint: per client address)",
-    schema: { type: 'integer', minimum: 0 },
-  },
-  'X-RateLimit-Remaining': {
-    description: 'Requests left in the current window',
-    schema: { type: 'integer', minimum: 0 },
-  },
-  'X-RateLimit-Reset': {
-    description: 'Seconds until the current window resets',
-    schema: { type: 'integer', minimum: 0 },
-  },
+  ...rateLimitHeaders(true),
+  ...rateLimitHeaders(false),
   'Retry-After': {
     description: 'Seconds to wait before retrying',
     required: true,
@@ -102,6 +92,38 @@ const HEADERS = {
 
 const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] as const;
+
+/**
+ * The rate-limit headers, as components: `X-RateLimit-Limit` (required) and
+ * `X-RateLimit-Limit.uncharged` (may be absent), and so on. A request is charged, and its answer
+ * carries them, once its credential is known and its body passed the size check: so they may be
+ * absent from 401, 413, 503 and (a fault before the credential was read) 500. The token endpoint
+ * charges every request to its client address, before anything else it does.
+ */
+function rateLimitHeaders(required: boolean) {
+  const suffix = required ? '' : '.uncharged';
+  const when = required ? '' : ' Absent when the request was not charged (no valid credential, a body over the limit, shutting down).';
+  return {
+    [`X-RateLimit-Limit${suffix}`]: {
+      description: `Requests allowed per window: the channel's rate_limit (the token endpoint: per client address).${when}`,
+      required,
+      schema: { type: 'integer', minimum: 0 },
+    },
+    [`X-RateLimit-Remaining${suffix}`]: {
+      description: `Requests left in the current window.${when}`,
+      required,
+      schema: { type: 'integer', minimum: 0 },
+    },
+    [`X-RateLimit-Reset${suffix}`]: {
+      description: `Seconds until the current window resets.${when}`,
+      required,
+      schema: { type: 'integer', minimum: 0 },
+    },
+  } as Record<`${(typeof RATE_LIMIT_HEADERS)[number]}${'' | '.uncharged'}`, { description: string; required: boolean; schema: { type: 'integer'; minimum: number } }>;
+}
+
+/** Statuses whose answer may come before the request is charged. */
+const UNCHARGED = { secured: new Set(['401', '413', '500', '503']), open: new Set(['413', '503']) };
 const BODY_METHODS = new Set(['post', 'put', 'patch']);
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
@@ -140,7 +162,8 @@ export function completeDocument(document: Document, errors: 'v1' | 'v2'): Docum
       const secured = (op.security?.length ?? 0) > 0;
       for (const [status, response] of Object.entries(responses)) {
         const headers: Record<string, unknown> = { 'X-Request-Id': headerRef('X-Request-Id') };
-        for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(name);
+        const charged = !(secured ? UNCHARGED.secured : UNCHARGED.open).has(status);
+        for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(charged ? name : `${name}.uncharged`);
         if (status === '429') headers['Retry-After'] = headerRef('Retry-After');
         if (status === '401' && secured) headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
         response.headers = { ...headers, ...response.headers };
