@@ -4,12 +4,11 @@ import { createService, type ChannelService } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createRequestContext } from '../src/context.js';
 import { authenticate } from '../src/services/auth.js';
-import { createChannel } from '../src/services/operator.js';
 import type { BookingEventMessage } from '../src/services/webhookDelivery.js';
 import { createWebhook } from '../src/services/webhooks.js';
 import { day, v1 } from './helpers/flow.js';
 import { eventually, sleep, startReceiver, type Receiver } from './helpers/receiver.js';
-import { cleanupEnv, testEnv, type TestService } from './helpers/service.js';
+import { cleanupEnv, createTestChannel, testEnv, type TestService } from './helpers/service.js';
 
 /**
  * Two instances of the service on one PostgreSQL schema and one Redis, both running the outbox
@@ -52,7 +51,7 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)('two instances
   it('30 bookings spread over both: every event delivered exactly once per endpoint, attempts 1', async () => {
     const [a, b] = instances as [ChannelService, ChannelService];
     const prisma = a.deps.db.prisma;
-    const who = await createChannel(prisma, { name: 'Two Instances' });
+    const who = await createTestChannel(prisma, { name: 'Two Instances' });
     const principal = await authenticate(prisma, { apiKey: who.api_key });
     const ctx = createRequestContext(b.deps, { requestId: 'test', logger: b.deps.logger, principal, authError: null, signal: undefined });
     const endpoints = [
@@ -137,7 +136,7 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)('two instances
     const worker = await createService(loadConfig({ ...pairEnv, EVENTS_POLL_INTERVAL_MS: '60000' }));
     try {
       const prisma = api.deps.db.prisma;
-      const who = await createChannel(prisma, { name: 'Woken' });
+      const who = await createTestChannel(prisma, { name: 'Woken' });
       const principal = await authenticate(prisma, { apiKey: who.api_key });
       const ctx = createRequestContext(api.deps, { requestId: 'test', logger: api.deps.logger, principal, authError: null, signal: undefined });
       await createWebhook(ctx, { url: receiver.url('/woken') });

@@ -5,10 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createService, type ChannelService } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { createChannel, type IssuedCredentials } from '../src/services/operator.js';
 import { documentCost } from '../src/services/queryCost.js';
 import { sleep } from './helpers/receiver.js';
-import { apiKey, cleanupEnv, startTestService, testEnv, uniqueIp, type TestService } from './helpers/service.js';
+import { apiKey, cleanupEnv, createTestChannel, startTestService, testEnv, uniqueIp, type TestService } from './helpers/service.js';
 
 /**
  * The API's per-channel rate limit (spec §8, DECISIONS.md "Errors"): X-RateLimit-* on every
@@ -412,8 +411,7 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)('two instances
   it("together allow exactly the channel's limit in a window, however the requests are spread", async () => {
     const limit = 10;
     const prisma = instances[0]!.deps.db.prisma;
-    const who: IssuedCredentials = await createChannel(prisma, { name: 'Two Instances' });
-    await prisma.channel.update({ where: { id: who.user_id }, data: { rateLimitSandbox: limit } });
+    const who = await createTestChannel(prisma, { name: 'Two Instances', rateLimit: { sandbox: limit } });
     const ip = `127.${randomInt(1, 255)}.${randomInt(1, 255)}.${randomInt(1, 255)}`;
     const call = (service: ChannelService, path: string) =>
       service.fetch(new Request(`http://channel.test${path}`, { headers: apiKey(who) }), { incoming: { socket: { remoteAddress: ip } } });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { createService, type ChannelService } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { createChannel, type IssuedCredentials, type NewChannel } from '../../src/services/operator.js';
 
 /**
@@ -21,7 +22,7 @@ export interface TestService {
    * A channel with generous rate limits (tests make many requests per channel), unless the test
    * gives `rateLimit`: its own values, or 'default' for the database defaults (60 and 600).
    */
-  channel(input?: Partial<NewChannel> & { rateLimit?: Partial<RateLimitValues> | 'default' }): Promise<IssuedCredentials>;
+  channel(input?: TestChannelInput): Promise<IssuedCredentials>;
   close(): Promise<void>;
 }
 
@@ -32,6 +33,24 @@ export interface RateLimitValues {
 
 /** Requests per window of a test channel that does not ask for other limits. */
 export const TEST_RATE_LIMIT: RateLimitValues = { sandbox: 1_000_000, production: 1_000_000 };
+
+export type TestChannelInput = Partial<NewChannel> & { rateLimit?: Partial<RateLimitValues> | 'default' };
+
+/**
+ * createChannel for tests: generous rate limits unless `rateLimit` gives others ('default': the
+ * database defaults). For tests that make channels without a TestService.
+ */
+export async function createTestChannel(prisma: PrismaClient, { rateLimit = {}, ...input }: TestChannelInput = {}): Promise<IssuedCredentials> {
+  const credentials = await createChannel(prisma, { name: 'Test Channel', ...input });
+  if (rateLimit !== 'default') {
+    const { sandbox, production } = { ...TEST_RATE_LIMIT, ...rateLimit };
+    await prisma.channel.update({
+      where: { id: credentials.user_id },
+      data: { rateLimitSandbox: sandbox, rateLimitProduction: production },
+    });
+  }
+  return credentials;
+}
 
 export interface GraphQLResult {
   status: number;
@@ -96,18 +115,7 @@ export async function startTestService(
       });
       return { status: res.status, ...((await res.json()) as object) };
     },
-    async channel({ rateLimit = {}, ...input } = {}) {
-      const prisma = service.deps.db.prisma;
-      const credentials = await createChannel(prisma, { name: 'Test Channel', ...input });
-      if (rateLimit !== 'default') {
-        const { sandbox, production } = { ...TEST_RATE_LIMIT, ...rateLimit };
-        await prisma.channel.update({
-          where: { id: credentials.user_id },
-          data: { rateLimitSandbox: sandbox, rateLimitProduction: production },
-        });
-      }
-      return credentials;
-    },
+    channel: (input) => createTestChannel(service.deps.db.prisma, input),
     async close() {
       await service.close();
       await cleanupEnv(env);
