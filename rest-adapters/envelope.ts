@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { ZodError } from 'zod';
-import { AppError, toAppError, ValidationError, type FieldIssue } from '../src/services/errors.js';
+import { AppError, toAppError, UnsupportedMediaTypeError, ValidationError, type FieldIssue } from '../src/services/errors.js';
 import { OAuthError } from '../src/services/oauth.js';
 import type { HttpEnv } from './http.js';
 
@@ -72,6 +72,8 @@ export function classify(error: unknown): AppError {
   if (error instanceof HTTPException) {
     // Hono's own refusals: a body that is not the JSON it claims to be.
     if (error.status === 400) return new ValidationError([{ field: '(body)', reason: 'malformed JSON' }]);
+    // A JSON route sent another content type.
+    if (error.status === 415) return new UnsupportedMediaTypeError('application/json');
     return new AppError(error.status, 'BAD_REQUEST', error.message || 'The request could not be processed');
   }
   return toAppError(error);

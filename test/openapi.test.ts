@@ -494,6 +494,7 @@ describe('every route answers only what its document lists', () => {
       if (types.length !== 1 || types[0] !== 'application/json') continue;
       const answer = await call(o.version, o.method, o.template, { ...sampleCall(o), raw: { body: '{}', type: 'text/plain' } });
       expect(answer.status, `${o.method} ${o.template}`).toBe(415);
+      expect(answer.body, `${o.method} ${o.template}`).toMatchObject({ error: { code: 'UNSUPPORTED_MEDIA_TYPE' } });
     }
   });
 
