@@ -2,7 +2,6 @@ import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSche
 import type { Plugin } from 'graphql-yoga';
 import type { MiddlewareHandler } from 'hono';
 import type { AppDeps, RequestContext } from '../src/context.js';
-import { authenticate, type Principal } from '../src/services/auth.js';
 import { RateLimitError } from '../src/services/errors.js';
 import { documentCost } from '../src/services/queryCost.js';
 import type { RateDecision } from '../src/services/rateLimits.js';
@@ -26,16 +25,12 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
 }
 
 /**
- * REST (v1 and v2): 1 point per request. Mounted ahead of the adapters' own credential check
- * (src/app.ts), it looks the credential up itself, through the credential cache, unless a request
- * context is there already; a missing or refused credential passes on uncharged, for the adapter
- * to refuse with 401 (or to serve a public document).
+ * REST (v1 and v2): 1 point per request, mounted in each router right after its credential check
+ * (so a refused credential is never charged, and the principal is the one the route sees).
  */
-export function restRateLimit(deps: AppDeps, options: { exempt?: readonly string[] } = {}): MiddlewareHandler<HttpEnv> {
-  const exempt = new Set(options.exempt ?? []);
+export function restRateLimit(deps: AppDeps): MiddlewareHandler<HttpEnv> {
   return async (c, next) => {
-    if (exempt.has(c.req.path)) return next();
-    const principal = c.get('ctx')?.principal ?? (await principalOrNull(deps, c.req.header('x-api-key'), c.req.header('authorization')));
+    const principal = c.get('ctx')?.principal;
     if (!principal) return next();
     const decision = await deps.limiters.api.charge(principal.channelId, 1);
     const headers = rateLimitHeaders(decision);
@@ -45,14 +40,6 @@ export function restRateLimit(deps: AppDeps, options: { exempt?: readonly string
     // The adapters' error handlers build their own responses; the headers go on whatever came out.
     for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
   };
-}
-
-async function principalOrNull(deps: AppDeps, apiKey: string | undefined, authorization: string | undefined): Promise<Principal | null> {
-  try {
-    return await authenticate(deps.db.prisma, { apiKey, authorization }, { cache: deps.credentials });
-  } catch {
-    return null;
-  }
 }
 
 // ---- GraphQL ----

@@ -11,7 +11,7 @@ import { WebSocketServer } from 'ws';
 import { adminRoutes } from '../rest-adapters/admin/index.js';
 import { errorResponse } from '../rest-adapters/envelope.js';
 import { authContext, requestId, type HttpEnv } from '../rest-adapters/http.js';
-import { chargeWsOperation, restRateLimit } from '../rest-adapters/rateLimit.js';
+import { chargeWsOperation } from '../rest-adapters/rateLimit.js';
 import { v1Routes } from '../rest-adapters/v1/index.js';
 import { v2Routes } from '../rest-adapters/v2/index.js';
 import type { Config } from './config.js';
@@ -141,10 +141,9 @@ export async function createService(
 
   app.use('/graphql', authContext(deps, { lenient: true }));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { ctx: c.get('ctx') }));
-  // Each channel's request rate (the token endpoint has its own limit); GraphQL is charged by
-  // operation cost in its Yoga plugin, graphql-ws operations when they are subscribed.
-  app.use('/channel/v1/*', restRateLimit(deps, { exempt: ['/channel/v1/oauth/token'] }));
-  app.use('/api/channel/v2/*', restRateLimit(deps));
+  // Each channel's request rate is charged in the routers after their credential check (the token
+  // endpoint has its own limit); GraphQL by operation cost in its Yoga plugin, graphql-ws
+  // operations when they are subscribed.
   app.route('/channel/v1', v1Routes(deps));
   app.route('/api/channel/v2', v2Routes(deps));
   app.route('/admin/v1', adminRoutes(deps));

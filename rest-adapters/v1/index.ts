@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps } from '../../src/context.js';
 import { apiDocumentRoutes, SCOPE_DESCRIPTIONS } from '../docs.js';
+import { restRateLimit } from '../rateLimit.js';
 import { authContext, router, type HttpEnv } from '../http.js';
 import { tokenRoute } from '../oauth/token.js';
 import { bookingRoutes } from './bookings.js';
@@ -51,6 +52,7 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   );
 
   app.use('*', authContext(deps));
+  app.use('*', restRateLimit(deps));
   channelRoutes(app);
   propertyRoutes(app);
   contentRoutes(app);

@@ -2,6 +2,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps } from '../../src/context.js';
 import { errorResponse, invalidRequestFrom, v2Error } from '../envelope.js';
 import { apiDocumentRoutes, SCOPE_DESCRIPTIONS } from '../docs.js';
+import { restRateLimit } from '../rateLimit.js';
 import { authContext, type HttpEnv } from '../http.js';
 import { v2ContentRoutes } from './content.js';
 import { v2BookingRoutes } from './bookings.js';
@@ -58,6 +59,7 @@ export function v2Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   );
 
   app.use('*', authContext(deps));
+  app.use('*', restRateLimit(deps));
 
   // ---- booking flow routes are registered here (offerRoutes(app), bookingRoutes(app)) ----
   // They come before the content routes: Hono tries matching routes in the order they were
