@@ -7,7 +7,7 @@ import { GraphQLError, parse, validate, type ValidationRule } from 'graphql';
 import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.js';
 import type { AppDeps, RequestContext } from './context.js';
-import { useRateLimit } from '../rest-adapters/rateLimit.js';
+import { useRateLimit } from './graphqlRateLimit.js';
 import { schema } from './schema/index.js';
 import { AppError } from './services/errors.js';
 import { documentCost } from './services/queryCost.js';
@@ -72,7 +72,7 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQL
       csrfPrevention(),
       settings.introspection ? {} : introspectionDisabled(),
       persistedOperations,
-      // Charges each operation's cost to the channel's rate limit (rest-adapters/rateLimit.ts).
+      // Charges each operation's cost to the channel's rate limit (src/graphqlRateLimit.ts).
       useRateLimit(),
     ],
   });

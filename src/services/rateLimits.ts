@@ -135,3 +135,12 @@ export class ChannelRateLimits {
     return this.options.env === 'production' ? channel.rateLimitProduction : channel.rateLimitSandbox;
   }
 }
+
+/** The X-RateLimit-* response headers of a decision (REST and GraphQL). */
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(decision.limit),
+    'X-RateLimit-Remaining': String(decision.remaining),
+    'X-RateLimit-Reset': String(decision.resetSeconds),
+  };
+}
