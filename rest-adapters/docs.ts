@@ -14,8 +14,9 @@ import type { HttpEnv } from './http.js';
  *
  * The document is what the routes declare (zod-openapi), completed here with what every route of
  * the service answers whatever it declares, because the middleware in front of the routes gives it:
- * 413 for a body over the limit (POST, PUT, PATCH), 415 for a JSON body sent as another type,
- * 500 for a fault and 503 while the instance shuts down, all in the error envelope; and the
+ * 403 for plain HTTP under REQUIRE_HTTPS (and IP_NOT_ALLOWED with a credential), 413 for a body
+ * over the limit (POST, PUT, PATCH), 415 for a JSON body sent as another type, 500 for a fault,
+ * 503 while the instance shuts down and 504 past the request deadline, all in the error envelope; and the
  * response headers (X-Request-Id on every response, the X-RateLimit-* headers, Retry-After on 429,
  * WWW-Authenticate on 401). test/openapi.test.ts checks real responses against the result.
  */
@@ -123,7 +124,10 @@ function rateLimitHeaders(required: boolean) {
 }
 
 /** Statuses whose answer may come before the request is charged. */
-const UNCHARGED = { secured: new Set(['401', '413', '500', '503']), open: new Set(['413', '503']) };
+const UNCHARGED = {
+  secured: new Set(['401', '403', '413', '500', '503', '504']),
+  open: new Set(['403', '413', '503', '504']),
+};
 const BODY_METHODS = new Set(['post', 'put', 'patch']);
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
@@ -137,6 +141,8 @@ interface OperationObject {
   requestBody?: { content?: Record<string, unknown> };
   responses?: Record<string, ResponseObject>;
 }
+
+const HTTPS_ONLY_403 = 'HTTPS_REQUIRED: plain HTTP is refused (REQUIRE_HTTPS)';
 
 /** The document as served: service-wide responses and headers added, nullable references fixed. */
 export function completeDocument(document: Document, errors: 'v1' | 'v2'): Document {
@@ -156,10 +162,13 @@ export function completeDocument(document: Document, errors: 'v1' | 'v2'): Docum
       if (BODY_METHODS.has(method)) add(413);
       const bodyTypes = Object.keys(op.requestBody?.content ?? {});
       if (bodyTypes.length === 1 && bodyTypes[0] === 'application/json') add(415);
+      const secured = (op.security?.length ?? 0) > 0;
+      // REQUIRE_HTTPS refuses plain HTTP on every route; IP allow lists refuse with the credential.
+      responses[403] ??= { description: secured ? descriptions[403]! : HTTPS_ONLY_403, content: { 'application/json': { schema: ERROR_ENVELOPE } } };
       add(500);
       add(503);
+      add(504);
 
-      const secured = (op.security?.length ?? 0) > 0;
       for (const [status, response] of Object.entries(responses)) {
         const headers: Record<string, unknown> = { 'X-Request-Id': headerRef('X-Request-Id') };
         const charged = !(secured ? UNCHARGED.secured : UNCHARGED.open).has(status);

@@ -70,6 +70,8 @@ export function v2Error(error: unknown): AppError {
 /** Anything thrown while serving a request, as the client should see it. */
 export function classify(error: unknown): AppError {
   if (error instanceof HTTPException) {
+    // A refusal of ours raised through Hono's middleware (the request deadline).
+    if (error.cause instanceof AppError) return error.cause;
     // Hono's own refusals: a body that is not the JSON it claims to be.
     if (error.status === 400) return new ValidationError([{ field: '(body)', reason: 'malformed JSON' }]);
     // A JSON route sent another content type.
@@ -136,7 +138,7 @@ export const errorDescriptions: Readonly<Record<number, string>> = {
   400: 'VALIDATION_ERROR: the request is not valid; details.fields lists each bad field with a reason',
   401: 'UNAUTHORIZED: no credential, or an unknown or revoked key, an expired token or a suspended app',
   402: 'INSUFFICIENT_BALANCE: the channel balance does not cover the charge (production only); details.required and details.available',
-  403: 'INSUFFICIENT_SCOPE: the credential lacks the scope of this route (details.required_scope)',
+  403: 'INSUFFICIENT_SCOPE: the credential lacks the scope of this route (details.required_scope); IP_NOT_ALLOWED: the caller\'s address is outside its app\'s IP allow list (details.client_ip); HTTPS_REQUIRED: plain HTTP is refused',
   404: 'NOT_FOUND: no such resource of this channel (another channel\'s resource is also 404)',
   409: 'Conflict with the current state',
   410: 'TOKEN_EXPIRED: search again for a new token',
@@ -148,12 +150,13 @@ export const errorDescriptions: Readonly<Record<number, string>> = {
   501: 'NOT_IMPLEMENTED',
   502: 'UPSTREAM_ERROR: the inventory provider failed or did not answer in time',
   503: 'SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers)',
+  504: 'REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: check, or retry a write with its Idempotency-Key',
 };
 
 export const v2ErrorDescriptions: Readonly<Record<number, string>> = {
   ...errorDescriptions,
   400: 'INVALID_REQUEST: a missing or malformed parameter (details.fields lists each), or INVALID_TOKEN: restart at step 1',
-  403: 'INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given',
+  403: 'INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED',
   409: 'TOKEN_ALREADY_USED: restart at step 1; or a conflict with the current state',
   410: 'TOKEN_EXPIRED: restart at step 1',
 };
@@ -173,7 +176,7 @@ function responsesOf(descriptions: Readonly<Record<number, string>>, statuses: E
 /**
  * OpenAPI `responses` entries for the given error statuses, all in the error envelope. A tuple
  * `[409, 'BOOKING_ALREADY_CANCELLED or ...']` names the codes of that route. The statuses every
- * route can answer (413 for a body, 415 for a JSON body, 500, 503) are added to each operation
+ * route can answer (403 HTTPS_REQUIRED, 413 for a body, 415 for a JSON body, 500, 503, 504) are added to each operation
  * by the document itself (rest-adapters/docs.ts).
  */
 export function errorResponses(...statuses: ErrorStatus[]) {

@@ -1,16 +1,16 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
 import { createRequestContext, type AppDeps, type RequestContext } from '../src/context.js';
 import { authenticate } from '../src/services/auth.js';
+import { clientAddress, type ConnectionFacts } from '../src/services/ipRanges.js';
 import { AppError, InsufficientScopeError, toAppError, UnauthorizedError } from '../src/services/errors.js';
 import type { Scope } from '../src/services/scopes.js';
 import { validationErrorFrom } from './envelope.js';
 
 /** Hono's per-request variables, shared by every adapter. */
 export type HttpEnv = {
-  Bindings: { incoming?: { socket?: { remoteAddress?: string } } };
+  Bindings: { incoming?: { socket?: { remoteAddress?: string; encrypted?: boolean } } };
   Variables: {
     requestId: string;
     logger: Logger;
@@ -28,7 +28,7 @@ export function requestId(deps: AppDeps): MiddlewareHandler<HttpEnv> {
     const id = sent && UUID.test(sent) ? sent.toLowerCase() : crypto.randomUUID();
     c.set('requestId', id);
     c.set('logger', deps.logger.child({ reqId: id }));
-    c.set('clientIp', clientAddress(c, deps.config.trustedProxies));
+    c.set('clientIp', clientAddress(connectionFacts(c), deps.config.trustedProxies));
     c.header('X-Request-Id', id);
     const started = performance.now();
     await next();
@@ -40,45 +40,15 @@ export function requestId(deps: AppDeps): MiddlewareHandler<HttpEnv> {
   };
 }
 
-/**
- * The caller's address: the socket's peer, or, when that peer is a trusted proxy, the nearest
- * address in X-Forwarded-For that is not one.
- */
-export function clientAddress(c: Context<HttpEnv>, trustedProxies: readonly string[]): string | undefined {
-  const peer = c.env?.incoming?.socket?.remoteAddress;
-  if (!peer) return undefined;
-  const chain = [peer, ...(c.req.header('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter(Boolean).reverse()];
-  for (const address of chain) {
-    if (!ipaddr.isValid(address) || !isInRanges(address, trustedProxies)) return normalizeIp(address);
-  }
-  return normalizeIp(chain[chain.length - 1]!);
-}
-
-export function normalizeIp(address: string): string {
-  if (!ipaddr.isValid(address)) return address;
-  const parsed = ipaddr.parse(address);
-  return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
-    ? (parsed as ipaddr.IPv6).toIPv4Address().toString()
-    : parsed.toString();
-}
-
-export function isInRanges(address: string, ranges: readonly string[]): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  const ip = ipaddr.process(address);
-  return ranges.some((range) => {
-    try {
-      const [net, bits] = range.includes('/') ? ipaddr.parseCIDR(range) : [ipaddr.process(range), -1];
-      const target = ipaddr.process(net.toString());
-      if (target.kind() !== ip.kind()) return false;
-      return bits < 0 ? target.toString() === ip.toString() : ip.match(target, bits);
-    } catch {
-      return false;
-    }
-  });
-}
-
-export function isLoopback(address: string | undefined): boolean {
-  return address !== undefined && ipaddr.isValid(address) && ipaddr.process(address).range() === 'loopback';
+/** What the socket and the proxies' headers say about the caller of this request. */
+export function connectionFacts(c: Context<HttpEnv>): ConnectionFacts {
+  const socket = c.env?.incoming?.socket;
+  return {
+    peer: socket?.remoteAddress,
+    encrypted: socket?.encrypted === true,
+    forwardedFor: c.req.header('x-forwarded-for'),
+    forwardedProto: c.req.header('x-forwarded-proto'),
+  };
 }
 
 /**
@@ -92,7 +62,7 @@ export function authContext(deps: AppDeps, options: { lenient?: boolean } = {}):
     let authError: AppError | null = null;
     const credentials = { apiKey: c.req.header('x-api-key'), authorization: c.req.header('authorization') };
     try {
-      principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials });
+      principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials, clientIp: c.get('clientIp') });
     } catch (error) {
       if (!options.lenient) throw error;
       if (!(error instanceof AppError)) c.get('logger').error({ err: error }, 'authentication failed');
@@ -106,6 +76,7 @@ export function authContext(deps: AppDeps, options: { lenient?: boolean } = {}):
         principal,
         authError,
         credentials,
+        clientIp: c.get('clientIp'),
         signal: c.req.raw.signal,
         scenarioHeader: c.req.header('x-test-scenario'),
       }),

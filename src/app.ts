@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -11,6 +13,7 @@ import { WebSocketServer } from 'ws';
 import { adminRoutes } from '../rest-adapters/admin/index.js';
 import { errorResponse } from '../rest-adapters/envelope.js';
 import { authContext, requestId, type HttpEnv } from '../rest-adapters/http.js';
+import { corsRules, httpsRequired, requestDeadline, securityHeaders } from '../rest-adapters/transport.js';
 import { chargeWsOperation } from './graphqlRateLimit.js';
 import { v1Routes } from '../rest-adapters/v1/index.js';
 import { v2Routes } from '../rest-adapters/v2/index.js';
@@ -23,7 +26,8 @@ import { createEventBus } from './events/bus.js';
 import { Dispatcher } from './events/dispatcher.js';
 import { createGraphQL, type GraphQLServer, type Yoga } from './graphql.js';
 import { authenticate, createCredentialCache, type CredentialHeaders, type Principal } from './services/auth.js';
-import { AppError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, toAppError } from './services/errors.js';
+import { AppError, HttpsRequiredError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, toAppError } from './services/errors.js';
+import { clientAddress, isHttps, type ConnectionFacts } from './services/ipRanges.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
 import { runBookingSync } from './services/bookingSync.js';
 import { purgeExpired } from './services/idempotency.js';
@@ -46,8 +50,10 @@ export interface ChannelService {
   readonly simulatorUrl: string | null;
   /** This instance's outbox dispatcher (tests and benchmarks drain it). */
   readonly dispatcher: Dispatcher;
-  /** Listens on config.port (0 picks a free port); resolves with the bound port. */
+  /** Listens on config.port (0 picks a free port); resolves with the bound port. HTTPS with TLS_CERT_FILE. */
   listen(port?: number): Promise<number>;
+  /** Reads TLS_CERT_FILE and TLS_KEY_FILE again (a renewed certificate) for new connections; main.ts on SIGHUP. */
+  reloadTls(): void;
   /** Stops accepting, lets in-flight requests finish (up to the shutdown timeout), closes everything. */
   close(): Promise<void>;
 }
@@ -113,6 +119,9 @@ export async function createService(
   app.onError((error, c) => errorResponse(c, error));
   app.notFound((c) => errorResponse(c, new NotFoundError(`No route ${c.req.method} ${c.req.path}`)));
   app.use('*', requestId(deps));
+  // On every answer, refusals included (rest-adapters/transport.ts).
+  app.use('*', securityHeaders(deps));
+  app.use('*', corsRules(deps));
 
   // Health answers before the shutdown gate, so a load balancer sees readiness drop to 503.
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
@@ -125,10 +134,12 @@ export async function createService(
     return c.json({ status: ready ? 'ready' : 'not_ready', checks, shutting_down: shuttingDown }, ready ? 200 : 503);
   });
 
+  app.use('*', httpsRequired(deps));
   app.use('*', async (_c, next) => {
     if (shuttingDown) throw new ServiceUnavailableError();
     await next();
   });
+  app.use('*', requestDeadline(deps));
   app.use(
     '*',
     bodyLimit({
@@ -139,6 +150,7 @@ export async function createService(
     }),
   );
 
+  // The credential check also applies the app's IP allow list (403 IP_NOT_ALLOWED).
   app.use('/graphql', authContext(deps, { lenient: true }));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { ctx: c.get('ctx') }));
   // Each channel's request rate is charged in the routers after their credential check (the token
@@ -174,9 +186,25 @@ export async function createService(
     dispatcher,
     fetch: async (request, env) => app.fetch(request, env),
     listen(port = config.port) {
+      const { transport } = config;
+      const tls = transport.tls && readTls(transport.tls);
       return new Promise((resolve, reject) => {
-        server = serve({ fetch: app.fetch, port, hostname: config.host }, (info) =>
-          resolve(info.port),
+        server = serve(
+          {
+            fetch: app.fetch,
+            port,
+            hostname: config.host,
+            ...(tls && { createServer: createHttpsServer }),
+            serverOptions: {
+              ...tls,
+              // A slow client (slowloris) gets 408 once these run out; checked every second.
+              headersTimeout: transport.headersTimeoutMs,
+              requestTimeout: transport.receiveTimeoutMs,
+              keepAliveTimeout: transport.keepAliveTimeoutMs,
+              connectionsCheckingInterval: 1_000,
+            },
+          },
+          (info) => resolve(info.port),
         );
         server.once('error', reject);
         wss = new WebSocketServer({ noServer: true });
@@ -187,9 +215,18 @@ export async function createService(
             socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
             return;
           }
+          if (transport.requireHttps && !isHttps(upgradeFacts(request), config.trustedProxies)) {
+            refuseUpgrade(socket, new HttpsRequiredError());
+            return;
+          }
           wss!.handleUpgrade(request, socket, head, (ws) => wss!.emit('connection', ws, request));
         });
       });
+    },
+    reloadTls() {
+      if (!config.transport.tls || !server) return;
+      (server as HttpsServer).setSecureContext(readTls(config.transport.tls));
+      logger.info({ cert: config.transport.tls.certFile }, 'TLS certificate reloaded');
     },
     async close() {
       if (shuttingDown) return;
@@ -220,17 +257,45 @@ export async function createService(
   return service;
 }
 
+function readTls(files: { certFile: string; keyFile: string }): { cert: Buffer; key: Buffer } {
+  return { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
+}
+
+function upgradeFacts(request: IncomingMessage): ConnectionFacts {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value.join(',') : value;
+  };
+  return {
+    peer: request.socket.remoteAddress,
+    encrypted: (request.socket as { encrypted?: boolean }).encrypted === true,
+    forwardedFor: header('x-forwarded-for'),
+    forwardedProto: header('x-forwarded-proto'),
+  };
+}
+
+/** An upgrade refused before it is a WebSocket: a plain HTTP answer in the error envelope. */
+function refuseUpgrade(socket: Duplex, error: AppError): void {
+  const body = JSON.stringify({
+    error: { code: error.code, message: error.message, details: error.details },
+    meta: { request_id: crypto.randomUUID(), timestamp: new Date().toISOString() },
+  });
+  socket.end(
+    `HTTP/1.1 ${error.status} Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 /**
  * graphql-ws on /graphql: the credential comes in the connection_init payload
- * ({"X-Api-Key": "..."} or {"Authorization": "Bearer ..."}); a connection without a valid one is
- * closed with 4403. The credential is checked again for every operation (a key revoked or a token
+ * ({"X-Api-Key": "..."} or {"Authorization": "Bearer ..."}); a connection without a valid one, or
+ * from outside its app's IP allow list, is closed with 4403. The credential is checked again for every operation (a key revoked or a token
  * expired after the connection opened is refused like on HTTP), and a connection runs at most
  * SUBSCRIPTIONS_MAX_PER_CONNECTION operations at once. Operations run through Yoga's envelop, so
  * plugins and masking apply: the GraphQL limits (tokens while parsing; depth, aliases, directives,
  * cost and the introspection switch while validating) refuse an operation here as on HTTP, and
  * persisted operations follow the same rules (graphql.operationSource).
  */
-type WsExtra = Extra & { credentials?: CredentialHeaders; operations?: Set<string> };
+type WsExtra = Extra & { credentials?: CredentialHeaders; clientIp?: string | undefined; operations?: Set<string> };
 
 function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<Record<string, unknown>, WsExtra> {
   const { maxPerConnection } = deps.config.subscriptions;
@@ -242,10 +307,13 @@ function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<
         apiKey: stringOrUndefined(params['x-api-key']),
         authorization: stringOrUndefined(params['authorization']),
       };
+      // The app's IP allow list applies to the address that opened the socket.
+      const clientIp = clientAddress(upgradeFacts(ctx.extra.request), deps.config.trustedProxies);
       try {
-        const principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials });
+        const principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials, clientIp });
         if (!principal) return false;
         ctx.extra.credentials = credentials;
+        ctx.extra.clientIp = clientIp;
         ctx.extra.operations = new Set();
         return true;
       } catch (error) {
@@ -269,7 +337,10 @@ function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<
       let principal: Principal | null = null;
       let authError: AppError | null = null;
       try {
-        principal = await authenticate(deps.db.prisma, ctx.extra.credentials ?? {}, { cache: deps.credentials });
+        principal = await authenticate(deps.db.prisma, ctx.extra.credentials ?? {}, {
+          cache: deps.credentials,
+          clientIp: ctx.extra.clientIp,
+        });
       } catch (error) {
         authError = toAppError(error);
       }
@@ -280,6 +351,7 @@ function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<
         principal,
         authError,
         credentials: ctx.extra.credentials,
+        clientIp: ctx.extra.clientIp,
         signal: undefined,
       });
       const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({

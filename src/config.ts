@@ -114,6 +114,38 @@ const envSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(3_600).default(60),
   /** How long a channel's limit is reused before it is read again (an operator's change takes this long). */
   RATE_LIMIT_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
+  /**
+   * Plain HTTP is refused with 403 HTTPS_REQUIRED (default: in production). A request counts as
+   * HTTPS on a TLS socket (TLS_CERT_FILE) or when a TRUSTED_PROXIES peer sends X-Forwarded-Proto: https.
+   */
+  REQUIRE_HTTPS: flag.optional(),
+  /** PEM certificate chain and private key: the service serves HTTPS itself (both or neither). */
+  TLS_CERT_FILE: z.string().optional(),
+  TLS_KEY_FILE: z.string().optional(),
+  /**
+   * Browser origins allowed by CORS, comma-separated (https://app.example.com), or * for any
+   * (default: * in the sandbox, none in production). Credentials travel in headers, never cookies.
+   */
+  CORS_ORIGINS: z
+    .string()
+    .transform((v, ctx) => {
+      const origins = v.split(',').map((s) => s.trim()).filter(Boolean);
+      for (const origin of origins) {
+        if (origin !== '*' && !isOrigin(origin)) {
+          ctx.addIssue({ code: 'custom', message: `"${origin}" is not an origin such as https://app.example.com, nor *` });
+          return z.NEVER;
+        }
+      }
+      return origins;
+    })
+    .optional(),
+  /** A request whose answer is not ready by then gets 504 REQUEST_TIMEOUT (streams are not cut). */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(30_000),
+  /** How long a client may take to send its request headers, and its whole request (then 408). */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(30_000),
+  /** How long an idle keep-alive connection stays open; keep it above a load balancer's idle timeout. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(65_000),
   /** Largest accepted request body; larger bodies get 413. */
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   /** How long SIGTERM waits for in-flight requests before closing anyway. */
@@ -169,6 +201,15 @@ export type Config = Readonly<{
   adminUrl: string;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   rateLimits: { windowSeconds: number; cacheTtlMs: number };
+  transport: {
+    requireHttps: boolean;
+    tls: { certFile: string; keyFile: string } | undefined;
+    corsOrigins: readonly string[];
+    requestTimeoutMs: number;
+    headersTimeoutMs: number;
+    receiveTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+  };
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
 }>;
@@ -192,13 +233,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'invalid configuration:\n  GRAPHQL_PERSISTED_ONLY: needs GRAPHQL_PERSISTED_OPERATIONS_FILE (the operations to allow)',
     );
   }
+  if (Boolean(e.TLS_CERT_FILE) !== Boolean(e.TLS_KEY_FILE)) {
+    throw new ConfigError('invalid configuration:\n  TLS_CERT_FILE, TLS_KEY_FILE: set both (or neither)');
+  }
+  if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
     env: e.CHANNEL_ENV,
     databaseUrl: e.DATABASE_URL,
     databaseSchema: e.DATABASE_SCHEMA,
-    dataDir: isAbsolute(e.DATA_DIR) ? e.DATA_DIR : resolve(process.cwd(), e.DATA_DIR),
+    dataDir: absolute(e.DATA_DIR),
     redisUrl: e.REDIS_URL,
     upstreamUrl: e.UPSTREAM_URL,
     upstream: {
@@ -219,9 +266,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       graphiql: e.GRAPHQL_GRAPHIQL ?? e.CHANNEL_ENV === 'sandbox',
       blockFieldSuggestions: e.GRAPHQL_BLOCK_FIELD_SUGGESTIONS ?? e.CHANNEL_ENV === 'production',
       persistedOperationsFile:
-        e.GRAPHQL_PERSISTED_OPERATIONS_FILE === undefined || isAbsolute(e.GRAPHQL_PERSISTED_OPERATIONS_FILE)
-          ? e.GRAPHQL_PERSISTED_OPERATIONS_FILE
-          : resolve(process.cwd(), e.GRAPHQL_PERSISTED_OPERATIONS_FILE),
+        e.GRAPHQL_PERSISTED_OPERATIONS_FILE === undefined ? undefined : absolute(e.GRAPHQL_PERSISTED_OPERATIONS_FILE),
       persistedOnly: e.GRAPHQL_PERSISTED_ONLY,
     },
     contentCache: { size: e.CONTENT_CACHE_SIZE, ttlMs: e.CONTENT_CACHE_TTL_MS },
@@ -247,12 +292,36 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustedProxies: e.TRUSTED_PROXIES,
     adminToken: e.ADMIN_TOKEN,
     adminAllowRemote: e.ADMIN_ALLOW_REMOTE,
-    adminUrl: e.ADMIN_URL ?? `http://127.0.0.1:${e.PORT}`,
+    // With TLS the service speaks only HTTPS: set ADMIN_URL to a name its certificate covers.
+    adminUrl: e.ADMIN_URL ?? (e.TLS_CERT_FILE ? `https://localhost:${e.PORT}` : `http://127.0.0.1:${e.PORT}`),
     logLevel: e.LOG_LEVEL,
     rateLimits: { windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS, cacheTtlMs: e.RATE_LIMIT_CACHE_TTL_MS },
+    transport: {
+      requireHttps: e.REQUIRE_HTTPS ?? e.CHANNEL_ENV === 'production',
+      tls: e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { certFile: absolute(e.TLS_CERT_FILE), keyFile: absolute(e.TLS_KEY_FILE) } : undefined,
+      corsOrigins: Object.freeze(e.CORS_ORIGINS ?? (e.CHANNEL_ENV === 'sandbox' ? ['*'] : [])),
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      receiveTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   });
+}
+
+function absolute(path: string): string {
+  return isAbsolute(path) ? path : resolve(process.cwd(), path);
+}
+
+/** scheme://host[:port] and nothing else, as browsers send in the Origin header. */
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === text;
+  } catch {
+    return false;
+  }
 }
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };

@@ -54,6 +54,8 @@ export interface RequestContext {
   readonly authError: AppError | null;
   /** The credential as presented, so a long-lived subscription can check it is still good. */
   readonly credentials?: CredentialHeaders | undefined;
+  /** The caller's address (behind TRUSTED_PROXIES); undefined for in-process calls without a socket. */
+  readonly clientIp?: string | undefined;
   readonly signal: AbortSignal | undefined;
   /** A sandbox test scenario (X-Test-Scenario); always undefined in production. */
   readonly scenario: Scenario | undefined;

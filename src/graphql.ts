@@ -57,6 +57,8 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQL
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // CORS is decided for every surface at once (rest-adapters/transport.ts, CORS_ORIGINS).
+    cors: false,
     graphiql: settings.graphiql ? { title: 'Channel API', defaultQuery: '{ channel { userId name tier } }' } : false,
     context: ({ ctx }) => ctx,
     logging: {

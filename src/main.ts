@@ -15,7 +15,10 @@ try {
 const service = await createService(config);
 const port = await service.listen();
 const log = service.deps.logger;
-log.info({ port, env: config.env, database: service.deps.db.kind, redis: Boolean(config.redisUrl) }, 'listening');
+log.info(
+  { port, tls: Boolean(config.transport.tls), env: config.env, database: service.deps.db.kind, redis: Boolean(config.redisUrl) },
+  'listening',
+);
 
 if (service.adminToken.created) {
   log.info({ file: `${config.dataDir}/admin-token` }, 'operator token created (npm run admin reads it from there)');
@@ -31,11 +34,20 @@ if (service.demoCredentials) {
       `  api_key        ${d.api_key}`,
       `  client_id      ${d.client_id}`,
       `  client_secret  ${d.client_secret}`,
-      `Try: curl -H 'X-Api-Key: ${d.api_key}' http://127.0.0.1:${port}/channel/v1/channels/me`,
+      `Try: curl -H 'X-Api-Key: ${d.api_key}' ${config.transport.tls ? 'https://localhost' : 'http://127.0.0.1'}:${port}/channel/v1/channels/me`,
       '',
     ].join('\n') + '\n',
   );
 }
+
+// A renewed certificate (TLS_CERT_FILE, TLS_KEY_FILE) is taken up without a restart.
+process.on('SIGHUP', () => {
+  try {
+    service.reloadTls();
+  } catch (error) {
+    log.error({ err: error }, 'TLS certificate reload failed; the previous one stays in use');
+  }
+});
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {

@@ -298,7 +298,7 @@ describe('the documents', () => {
     const token = doc.paths['/oauth/token'].post;
     expect(token.security ?? []).toEqual([]);
     expect(Object.keys(token.requestBody.content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded']);
-    expect(Object.keys(token.responses)).toEqual(['200', '400', '401', '413', '429', '500', '503']);
+    expect(Object.keys(token.responses)).toEqual(['200', '400', '401', '403', '413', '429', '500', '503', '504']);
     expect(doc.paths['/bookings/{id}/voucher'].get.deprecated).toBe(true);
     expect(doc.paths['/tax-invoices'].get.deprecated).toBe(true);
     const deprecated = operations().filter((o) => o.op.deprecated).map((o) => `${o.version} ${o.method} ${o.template}`);
@@ -505,6 +505,18 @@ describe('every route answers only what its document lists', () => {
       if (o.template === '/oauth/token') continue;
       const answer = await expectAnswer(o.version, o.method, o.template, 429, 'RATE_LIMIT_EXCEEDED', { ...sampleCall(o), as: apiKey(limited) });
       expect(answer.headers.get('x-ratelimit-remaining'), `${o.method} ${o.template}`).toBe('0');
+    }
+  });
+
+  it('403 HTTPS_REQUIRED from an instance with REQUIRE_HTTPS over plain HTTP, on every route', async () => {
+    const strict = await startTestService({ REQUIRE_HTTPS: 'true' });
+    try {
+      const creds = await strict.channel({ name: 'Plain HTTP' });
+      for (const o of operations()) {
+        await expectAnswer(o.version, o.method, o.template, 403, 'HTTPS_REQUIRED', { ...sampleCall(o), service: strict, as: apiKey(creds) });
+      }
+    } finally {
+      await strict.close();
     }
   });
 

@@ -38,7 +38,10 @@ const REVOKED = Symbol('revoked');
 async function stillAllowed(ctx: RequestContext, channelId: string): Promise<boolean> {
   if (!ctx.credentials) return true;
   try {
-    const principal = await authenticate(ctx.deps.db.prisma, ctx.credentials, { cache: ctx.deps.credentials });
+    const principal = await authenticate(ctx.deps.db.prisma, ctx.credentials, {
+      cache: ctx.deps.credentials,
+      clientIp: ctx.clientIp,
+    });
     return principal?.channelId === channelId && principal.scopes.has('reservations:read');
   } catch {
     return false;

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { UnauthorizedError } from './errors.js';
+import { IpNotAllowedError, UnauthorizedError } from './errors.js';
+import { isInRanges } from './ipRanges.js';
 import { isScope, type Scope } from './scopes.js';
 import { digest, PREFIX } from './secrets.js';
 
@@ -60,12 +61,29 @@ export function createCredentialCache(ttlMs: number): CredentialCache | null {
 /**
  * Resolves the credential of a request. No credential at all gives null (the caller decides
  * whether the route needs one); a credential that is wrong, expired, revoked or belongs to a
- * suspended app throws UnauthorizedError.
+ * suspended app throws UnauthorizedError; a good one used from outside its app's IP allow list
+ * throws IpNotAllowedError (an unknown address is outside any non-empty list).
  */
 export async function authenticate(
   prisma: PrismaClient,
   headers: CredentialHeaders,
-  options: { now?: Date; cache?: CredentialCache | null } = {},
+  options: { now?: Date; cache?: CredentialCache | null; clientIp?: string | undefined } = {},
+): Promise<Principal | null> {
+  const principal = await resolveCredential(prisma, headers, options);
+  if (principal && !isAllowedAddress(principal, options.clientIp)) throw new IpNotAllowedError(options.clientIp);
+  return principal;
+}
+
+/** An app with an IP allow list may call only from an address in it; an empty list allows any. */
+export function isAllowedAddress(principal: Pick<Principal, 'ipAllowList'>, clientIp: string | undefined): boolean {
+  if (principal.ipAllowList.length === 0) return true;
+  return clientIp !== undefined && isInRanges(clientIp, principal.ipAllowList);
+}
+
+async function resolveCredential(
+  prisma: PrismaClient,
+  headers: CredentialHeaders,
+  options: { now?: Date; cache?: CredentialCache | null },
 ): Promise<Principal | null> {
   const now = options.now ?? new Date();
   const apiKey = headers.apiKey?.trim();

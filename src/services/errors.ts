@@ -51,6 +51,22 @@ export class ForbiddenError extends AppError {
   }
 }
 
+/** REQUIRE_HTTPS: the request came over plain HTTP (spec §5.7). */
+export class HttpsRequiredError extends AppError {
+  constructor() {
+    super(403, 'HTTPS_REQUIRED', 'Plain HTTP is refused; call the same URL with https://');
+  }
+}
+
+/** The caller's address is outside its app's IP allow list (spec §5.7). */
+export class IpNotAllowedError extends AppError {
+  constructor(address: string | undefined) {
+    super(403, 'IP_NOT_ALLOWED', `Requests of this app are not accepted from ${address ?? 'this address'}`, {
+      client_ip: address ?? null,
+    });
+  }
+}
+
 export class NotFoundError extends AppError {
   constructor(message = 'The requested resource was not found') {
     super(404, 'NOT_FOUND', message);
@@ -118,6 +134,18 @@ export class UpstreamError extends AppError {
 export class ServiceUnavailableError extends AppError {
   constructor(message = 'The service is shutting down or not ready') {
     super(503, 'SERVICE_UNAVAILABLE', message);
+  }
+}
+
+/** The request ran past REQUEST_TIMEOUT_MS; work it started may still finish. */
+export class RequestTimeoutError extends AppError {
+  constructor(timeoutMs: number) {
+    super(
+      504,
+      'REQUEST_TIMEOUT',
+      `The request did not finish within ${timeoutMs} ms; it may still complete: check its result, or retry a write with the same Idempotency-Key`,
+      { timeout_ms: timeoutMs },
+    );
   }
 }
 

@@ -1,0 +1,154 @@
+import type { MiddlewareHandler } from 'hono';
+import { cors } from 'hono/cors';
+import { HTTPException } from 'hono/http-exception';
+import { secureHeaders } from 'hono/secure-headers';
+import { timeout } from 'hono/timeout';
+import type { AppDeps } from '../src/context.js';
+import { HttpsRequiredError, RequestTimeoutError } from '../src/services/errors.js';
+import { isHttps, isLoopback } from '../src/services/ipRanges.js';
+import { connectionFacts, type HttpEnv } from './http.js';
+
+/**
+ * The transport rules in front of every surface (REST, GraphQL, docs), in app.ts's order:
+ * security headers and CORS on every answer (errors too), then HTTPS, then the request deadline.
+ * The apps' IP allow lists are checked with the credential (services/auth.ts), and the rate limit
+ * after both.
+ */
+
+/**
+ * Security headers on every answer (Hono's secureHeaders): nosniff, no framing, no referrer, and
+ * Strict-Transport-Security on answers sent over HTTPS. API answers (JSON, CSV, files) get
+ * `default-src 'none'`: nothing in them may run if a browser renders one. The two HTML pages get
+ * what they need: the docs page loads only its own assets; GraphiQL (Yoga's page) loads its
+ * scripts, styles and workers from unpkg.com and runs one inline script.
+ */
+export function securityHeaders(deps: AppDeps): MiddlewareHandler<HttpEnv> {
+  const common = {
+    crossOriginResourcePolicy: 'same-site',
+    xFrameOptions: 'DENY',
+    strictTransportSecurity: false,
+    // Hono's default also sets X-XSS-Protection: 0 and the others; kept.
+  } as const;
+  const api = secureHeaders({
+    ...common,
+    contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+  });
+  const docsPage = secureHeaders({
+    ...common,
+    contentSecurityPolicy: {
+      defaultSrc: ["'self'"],
+      imgSrc: ["'self'", 'data:'],
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      connectSrc: ["'self'"],
+      objectSrc: ["'none'"],
+      baseUri: ["'none'"],
+      frameAncestors: ["'none'"],
+    },
+  });
+  const graphiql = secureHeaders({
+    ...common,
+    contentSecurityPolicy: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'", "'unsafe-inline'", 'https://unpkg.com'],
+      styleSrc: ["'self'", "'unsafe-inline'", 'https://unpkg.com'],
+      fontSrc: ["'self'", 'data:', 'https://unpkg.com'],
+      imgSrc: ["'self'", 'data:', 'https://raw.githubusercontent.com'],
+      workerSrc: ["'self'", 'blob:', 'https://unpkg.com'],
+      connectSrc: ["'self'"],
+      objectSrc: ["'none'"],
+      baseUri: ["'none'"],
+      frameAncestors: ["'none'"],
+    },
+  });
+  const noop = async () => {};
+  return async (c, next) => {
+    await next();
+    const html = c.res.headers.get('content-type')?.startsWith('text/html') ?? false;
+    const set = !html ? api : c.req.path === '/graphql' ? graphiql : docsPage;
+    await set(c, noop);
+    if (isHttps(connectionFacts(c), deps.config.trustedProxies)) {
+      c.res.headers.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+    }
+  };
+}
+
+/** Request headers a browser partner may send, and response headers its code may read. */
+export const CORS_ALLOW_HEADERS = [
+  'Content-Type',
+  'Accept',
+  'X-Api-Key',
+  'Authorization',
+  'Idempotency-Key',
+  'X-Request-Id',
+  'X-Test-Scenario',
+  // Yoga's CSRF prevention accepts these as proof of a preflighted request (src/graphql.ts).
+  'X-GraphQL-Yoga-CSRF',
+  'GraphQL-Require-Preflight',
+  'Apollo-Require-Preflight',
+];
+export const CORS_EXPOSE_HEADERS = [
+  'X-Request-Id',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Retry-After',
+  'Location',
+  'WWW-Authenticate',
+  'Idempotent-Replayed',
+  'Content-Disposition',
+];
+
+/**
+ * CORS for browser partners and GraphiQL on other origins: CORS_ORIGINS (default * in the sandbox,
+ * none in production). Credentials are headers, never cookies, so Allow-Credentials is never sent;
+ * a preflight is answered here, before the credential check; refusals carry the headers too, so a
+ * page can read the error.
+ */
+export function corsRules(deps: AppDeps): MiddlewareHandler<HttpEnv> {
+  const origins = deps.config.transport.corsOrigins;
+  if (origins.length === 0) return async (_c, next) => next();
+  const rules = cors({
+    origin: origins.includes('*') ? '*' : [...origins],
+    allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowHeaders: CORS_ALLOW_HEADERS,
+    exposeHeaders: CORS_EXPOSE_HEADERS,
+    maxAge: 600,
+  });
+  const noop = async () => {};
+  return async (c, next) => {
+    // A preflight is answered by Hono's cors alone.
+    if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) return rules(c, next);
+    // Otherwise the headers go on the final answer. (Set before the handler, Hono copies the
+    // handler's Response to merge them, which breaks streamed bodies such as SSE.)
+    await next();
+    await rules(c, noop);
+  };
+}
+
+/**
+ * REQUIRE_HTTPS: plain HTTP gets 403 HTTPS_REQUIRED (spec §5.7), unless it came on a TLS socket
+ * or from a trusted proxy that says it was HTTPS. Not refused: the health routes (mounted before
+ * this, for load balancers' plain probes) and the operator routes called from loopback (the admin
+ * command on the host itself).
+ */
+export function httpsRequired(deps: AppDeps): MiddlewareHandler<HttpEnv> {
+  const { trustedProxies, transport } = deps.config;
+  return async (c, next) => {
+    if (transport.requireHttps && !isHttps(connectionFacts(c), trustedProxies)) {
+      const operatorOnHost = c.req.path.startsWith('/admin/') && isLoopback(c.get('clientIp'));
+      if (!operatorOnHost) throw new HttpsRequiredError();
+    }
+    await next();
+  };
+}
+
+/**
+ * REQUEST_TIMEOUT_MS (Hono's timeout): an answer not ready by then is 504 REQUEST_TIMEOUT. The
+ * work goes on (a booking is not cut off halfway at the provider); a write retried with its
+ * Idempotency-Key gets its outcome. A streamed answer (SSE, content files) counts as ready when
+ * its headers are.
+ */
+export function requestDeadline(deps: AppDeps): MiddlewareHandler<HttpEnv> {
+  const { requestTimeoutMs } = deps.config.transport;
+  return timeout(requestTimeoutMs, () => new HTTPException(504, { cause: new RequestTimeoutError(requestTimeoutMs) }));
+}
