@@ -10,6 +10,9 @@
  *        reports it (confirmed, pending, failed, checked_in, checked_out, no_show); stock follows
  *   POST /_control/reset                                   clears bookings, stock, price moves, stats
  *   GET  /_control/stats                                   the request counters
+ *
+ * POST /availability/batch answers an item it cannot take (a bad stay, no property ids) with an
+ * error in that item's slot and prices the others; only a malformed envelope is a 400.
  */
 
 import type { Server } from 'node:http';
@@ -19,9 +22,14 @@ import { bodyLimit } from 'hono/body-limit';
 import { matchedRoutes } from 'hono/route';
 import { z } from 'zod';
 import {
+  AVAILABILITY_BATCH_LIMIT,
+  type AvailabilityBatchResponse,
   type AvailabilityRequest,
   type AvailabilityResponse,
   type BookRequest,
+  type ChangeQuoteRequest,
+  type ChangeQuoteResponse,
+  type ModifyRequest,
   type PriceCheckRequest,
   type PriceCheckResponse,
   type PropertyAvailability,
@@ -145,6 +153,20 @@ const availabilitySchema = z
   })
   .superRefine(checkStay) satisfies z.ZodType<AvailabilityRequest>;
 
+/** A batch item always names its properties, so a batch never scans the catalog. */
+const batchItemSchema = z
+  .strictObject({
+    ...stayFields,
+    property_ids: z.array(propertyId).min(1).max(MAX_IDS),
+    city: z.string().min(1).max(100).optional(),
+    star_rating_min: z.number().min(0).max(5).optional(),
+    detail: z.enum(['lowest', 'rates']),
+  })
+  .superRefine(checkStay) satisfies z.ZodType<AvailabilityRequest>;
+
+/** The envelope only: each item is checked on its own, and a bad one is answered in its slot. */
+const availabilityBatchSchema = z.strictObject({ items: z.array(z.unknown()).min(1).max(AVAILABILITY_BATCH_LIMIT) });
+
 const rateFields = {
   property_id: propertyId,
   roomtype_id: z.string().min(1).max(100),
@@ -170,6 +192,12 @@ const bookSchema = z
   .superRefine(checkStay) satisfies z.ZodType<BookRequest>;
 
 const batchSchema = z.strictObject({ ids: z.array(propertyId).min(1).max(MAX_IDS) });
+
+const changeQuoteSchema = z.strictObject({ checkin: day, checkout: day }).superRefine(checkStay) satisfies z.ZodType<ChangeQuoteRequest>;
+
+const modifySchema = z
+  .strictObject({ modification_id: z.string().min(1).max(200), checkin: day, checkout: day, total: z.number().int().nonnegative() })
+  .superRefine(checkStay) satisfies z.ZodType<ModifyRequest>;
 
 const listQuerySchema = z.object({
   cursor: z.string().max(100).optional(),
@@ -393,6 +421,22 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     return c.json(availability(state, request, quoteView(c.get('scenario'))) satisfies AvailabilityResponse);
   });
 
+  app.post('/availability/batch', async (c) => {
+    const { items } = await body(c, availabilityBatchSchema);
+    const view = quoteView(c.get('scenario'));
+    const parsed = items.map((item) => batchItemSchema.safeParse(item));
+    const ids = parsed.reduce((n, p) => n + (p.success ? p.data.property_ids.length : 0), 0);
+    if (ids > MAX_IDS) throw invalid(`items: at most ${MAX_IDS} property ids in one batch (${ids} given)`);
+    const answer: AvailabilityBatchResponse = {
+      items: parsed.map((p) =>
+        p.success
+          ? availability(state, p.data, view)
+          : { error: { code: 'invalid_request', message: p.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ') } },
+      ),
+    };
+    return c.json(answer);
+  });
+
   app.post('/price-check', async (c) => {
     const request = await body(c, priceCheckSchema);
     const scenario = c.get('scenario');
@@ -452,6 +496,39 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     }
     // Cancelling twice answers the same cancelled booking; setStatus releases the rooms once.
     return c.json(state.setStatus(reference, 'cancelled', clock())! satisfies UpstreamBooking);
+  });
+
+  // Date changes: a quote for new dates, the change (idempotent on its id) and its abort.
+  app.post('/bookings/:reference/change-quote', async (c) => {
+    const reference = c.req.param('reference');
+    const request = await body(c, changeQuoteSchema);
+    const rate = state.changeQuote(reference, request, quoteView(c.get('scenario')));
+    if (!rate) throw notFound(`no booking ${reference}`);
+    if (rate === 'not_modifiable') throw new SimulatorError(409, 'not_modifiable', `booking ${reference} can no longer change dates`);
+    const answer: ChangeQuoteResponse =
+      rate.available_rooms < state.booking(reference)!.rooms ? { status: 'sold_out', rate: null } : { status: 'available', rate };
+    return c.json(answer);
+  });
+
+  app.post('/bookings/:reference/modify', async (c) => {
+    const reference = c.req.param('reference');
+    const request = await body(c, modifySchema);
+    const outcome = state.modify(
+      reference,
+      { id: request.modification_id, checkin: request.checkin, checkout: request.checkout, total: request.total },
+      quoteView(c.get('scenario')),
+    );
+    if (outcome.ok) return c.json(outcome.booking satisfies UpstreamBooking);
+    if (outcome.reason === 'not_found') throw notFound(outcome.detail);
+    const code = outcome.reason === 'aborted' ? 'modification_aborted' : outcome.reason;
+    throw new SimulatorError(409, code, outcome.detail);
+  });
+
+  app.post('/bookings/:reference/modifications/:id/abort', (c) => {
+    const reference = c.req.param('reference');
+    const booking = state.abortModification(reference, c.req.param('id'));
+    if (!booking) throw notFound(`no booking ${reference}`);
+    return c.json(booking satisfies UpstreamBooking);
   });
 
   const reset = () => {

@@ -26,7 +26,24 @@ export interface QuoteView {
 interface StoredBooking {
   booking: UpstreamBooking;
   nights: string[];
+  /** Date changes applied, oldest first, each with the stay it replaced (so an abort can undo it). */
+  changes?: AppliedChange[];
+  /** Change ids aborted: refused for ever, so a late duplicate of the request cannot apply. */
+  aborted?: Set<string>;
 }
+
+interface AppliedChange {
+  id: string;
+  before: Pick<UpstreamBooking, 'checkin' | 'checkout' | 'total'>;
+}
+
+/** Statuses in which a booking's dates may still change (the guest has not arrived). */
+const CHANGEABLE: ReadonlySet<UpstreamBookingStatus> = new Set(['confirmed', 'pending']);
+
+/** What a date change request comes to; the server turns refusals into 404/409 answers. */
+export type ChangeOutcome =
+  | { ok: true; booking: UpstreamBooking }
+  | { ok: false; reason: 'not_found' | 'not_modifiable' | 'aborted' | 'sold_out' | 'price_mismatch'; detail: string };
 
 /** Statuses in which a booking occupies its rooms; the others (cancelled, failed) hold none. */
 const HOLDS_STOCK: ReadonlySet<UpstreamBookingStatus> = new Set(['confirmed', 'pending', 'checked_in', 'checked_out', 'no_show']);
@@ -242,6 +259,80 @@ export class SimulatorState {
     const cancelledAt = status === 'cancelled' ? (stored.booking.cancelled_at ?? at.toISOString()) : null;
     stored.booking = { ...stored.booking, status, cancelled_at: cancelledAt };
     return stored.booking;
+  }
+
+  /**
+   * Prices new dates for a booking: its room type, rate plan and number of rooms, with the rooms
+   * it holds counted as free (a booking moved by a night keeps its room on the nights it shares).
+   * Undefined for an unknown reference or rate; `not_modifiable` once the guest has arrived.
+   */
+  changeQuote(reference: string, stay: { checkin: string; checkout: string }, view: QuoteView = {}): UpstreamRate | 'not_modifiable' | undefined {
+    const stored = this.bookings.get(reference);
+    if (!stored) return undefined;
+    if (!CHANGEABLE.has(stored.booking.status)) return 'not_modifiable';
+    const ref = this.findRate(stored.booking.property_id, stored.booking.roomtype_id, stored.booking.rateplan_id);
+    if (!ref) return undefined;
+    return this.withoutOwnRooms(stored, () => this.quote(ref.room, ref.plan, stayOf(stay.checkin, stay.checkout), stored.booking.rooms, view));
+  }
+
+  /**
+   * Moves a booking to new dates at `total`: its rooms on the old nights are given back and taken
+   * on the new ones, all or nothing. A change id that applied answers the booking as it is now.
+   */
+  modify(reference: string, change: { id: string; checkin: string; checkout: string; total: number }, view: QuoteView = {}): ChangeOutcome {
+    const stored = this.bookings.get(reference);
+    if (!stored) return { ok: false, reason: 'not_found', detail: `no booking ${reference}` };
+    if (stored.changes?.some((c) => c.id === change.id)) return { ok: true, booking: stored.booking };
+    if (stored.aborted?.has(change.id)) return { ok: false, reason: 'aborted', detail: `change ${change.id} was aborted` };
+    const quote = this.changeQuote(reference, change, view);
+    if (quote === 'not_modifiable') return { ok: false, reason: 'not_modifiable', detail: `a booking that is ${stored.booking.status} cannot change dates` };
+    if (!quote) return { ok: false, reason: 'not_found', detail: `the rate of booking ${reference} is gone` };
+    if (quote.available_rooms < stored.booking.rooms) {
+      return { ok: false, reason: 'sold_out', detail: `only ${quote.available_rooms} room(s) of ${stored.booking.roomtype_id} left for the new stay` };
+    }
+    if (inclusiveTotal(quote) !== change.total) {
+      return { ok: false, reason: 'price_mismatch', detail: `the new stay costs ${inclusiveTotal(quote)} KRW, not ${change.total}` };
+    }
+    const { checkin, checkout, total } = stored.booking;
+    this.restay(stored, { checkin: change.checkin, checkout: change.checkout, total: change.total });
+    (stored.changes ??= []).push({ id: change.id, before: { checkin, checkout, total } });
+    return { ok: true, booking: stored.booking };
+  }
+
+  /**
+   * Aborts a change: undone if it is the latest one applied (the old nights taken back without a
+   * stock check: they were this booking's), and refused from now on either way.
+   */
+  abortModification(reference: string, changeId: string): UpstreamBooking | undefined {
+    const stored = this.bookings.get(reference);
+    if (!stored) return undefined;
+    (stored.aborted ??= new Set()).add(changeId);
+    const last = stored.changes?.at(-1);
+    if (last?.id === changeId) {
+      stored.changes!.pop();
+      this.restay(stored, last.before);
+    }
+    return stored.booking;
+  }
+
+  /** Gives the booking's rooms back while `fn` runs (synchronously), then takes them again. */
+  private withoutOwnRooms<T>(stored: StoredBooking, fn: () => T): T {
+    const holds = HOLDS_STOCK.has(stored.booking.status);
+    if (holds) this.take(stored, -stored.booking.rooms);
+    try {
+      return fn();
+    } finally {
+      if (holds) this.take(stored, stored.booking.rooms);
+    }
+  }
+
+  /** Sets a booking's stay, moving the rooms it holds from the old nights to the new ones. */
+  private restay(stored: StoredBooking, stay: Pick<UpstreamBooking, 'checkin' | 'checkout' | 'total'>): void {
+    const holds = HOLDS_STOCK.has(stored.booking.status);
+    if (holds) this.take(stored, -stored.booking.rooms);
+    stored.booking = { ...stored.booking, ...stay };
+    stored.nights = nightsOf(stay.checkin, stay.checkout);
+    if (holds) this.take(stored, stored.booking.rooms);
   }
 
   /** A provider-style confirmation number, derived from the seed and the reference. */

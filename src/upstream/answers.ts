@@ -49,22 +49,28 @@ const rate = z.object({
   total_tax_and_fees: amount,
 });
 
+const availability = z.object({
+  results: z.array(
+    z.object({
+      property_id: z.int().positive(),
+      name: z.string(),
+      city: z.string(),
+      star_rating: z.number(),
+      available: z.boolean(),
+      rates: z.array(rate),
+    }),
+  ),
+});
+
+const error = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+
 export const answers = {
   property,
   propertyPage: z.object({ properties: z.array(property), next_cursor: z.string().nullable() }),
   propertyBatch: z.object({ properties: z.array(property), missing: z.array(z.int()) }),
-  availability: z.object({
-    results: z.array(
-      z.object({
-        property_id: z.int().positive(),
-        name: z.string(),
-        city: z.string(),
-        star_rating: z.number(),
-        available: z.boolean(),
-        rates: z.array(rate),
-      }),
-    ),
-  }),
+  availability,
+  /** One answer per item asked, in order: an answer of another length does not fit the protocol. */
+  availabilityBatch: (items: number) => z.object({ items: z.array(z.union([availability, error])).length(items) }),
   priceCheck: z.object({ status: z.enum(['matched', 'price_changed', 'sold_out']), rate: rate.nullable() }),
   booking: z.object({
     reference: z.string(),
@@ -81,4 +87,5 @@ export const answers = {
     cancelled_at: z.string().nullable(),
   }),
   error: z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
+  changeQuote: z.object({ status: z.enum(['available', 'sold_out']), rate: rate.nullable() }),
 };

@@ -15,9 +15,14 @@ import type { z } from 'zod';
 import { answers } from './answers.js';
 import { UpstreamError } from '../services/errors.js';
 import type {
+  AvailabilityBatchRequest,
+  AvailabilityBatchResponse,
   AvailabilityRequest,
   AvailabilityResponse,
   BookRequest,
+  ChangeQuoteRequest,
+  ChangeQuoteResponse,
+  ModifyRequest,
   PriceCheckRequest,
   PriceCheckResponse,
   PropertyBatch,
@@ -79,6 +84,10 @@ class ProviderFault extends Error {
 export type BookOutcome =
   | { ok: true; booking: UpstreamBooking; created: boolean }
   | { ok: false; reason: 'sold_out' | 'price_mismatch' | 'not_found' };
+
+export type ModifyOutcome =
+  | { ok: true; booking: UpstreamBooking }
+  | { ok: false; reason: 'sold_out' | 'price_mismatch' | 'not_modifiable' | 'aborted' | 'not_found' };
 
 export class UpstreamClient {
   private readonly pool: Pool;
@@ -157,6 +166,25 @@ export class UpstreamClient {
     return this.json({ method: 'POST', path: '/availability', body: request, deadline: 'search', idempotent: true, answer: answers.availability }, options);
   }
 
+  /**
+   * Several availability searches (each its own stay) in one round trip, with the deadline, retries
+   * and breaker of a search. An item the provider would not price comes back as an error in its
+   * slot; the caller decides what that means for its own caller.
+   */
+  availabilityBatch(request: AvailabilityBatchRequest, options: CallOptions = {}): Promise<AvailabilityBatchResponse> {
+    return this.json(
+      {
+        method: 'POST',
+        path: '/availability/batch',
+        body: request,
+        deadline: 'search',
+        idempotent: true,
+        answer: answers.availabilityBatch(request.items.length),
+      },
+      options,
+    );
+  }
+
   async priceCheck(request: PriceCheckRequest, options: CallOptions = {}): Promise<PriceCheckResponse | null> {
     const call: Call = { method: 'POST', path: '/price-check', body: request, deadline: 'search', idempotent: true, expected: [404], answer: answers.priceCheck };
     const { status, body } = await this.send<PriceCheckResponse>(call, options);
@@ -194,6 +222,66 @@ export class UpstreamClient {
     const { status, body } = await this.send<UpstreamBooking>(call, options);
     if (status === 404) return null;
     return status === 409 ? 'not_cancellable' : body;
+  }
+
+  /**
+   * New dates priced for a booking (its own rooms count as free); null when the provider does not
+   * know the booking, `not_modifiable` once its state forbids a change. A read: retried.
+   */
+  async quoteChange(reference: string, request: ChangeQuoteRequest, options: CallOptions = {}): Promise<ChangeQuoteResponse | 'not_modifiable' | null> {
+    const call: Call = {
+      method: 'POST',
+      path: `/bookings/${encodeURIComponent(reference)}/change-quote`,
+      body: request,
+      deadline: 'search',
+      idempotent: true,
+      expected: [404, 409],
+      answer: answers.changeQuote,
+    };
+    const { status, body } = await this.send<ChangeQuoteResponse>(call, options);
+    if (status === 404) return null;
+    return status === 409 ? 'not_modifiable' : body;
+  }
+
+  /**
+   * Moves a booking to new dates. The provider de-duplicates on `modification_id`, so the call is
+   * retried like a booking; refusals come back as values.
+   */
+  async modifyBooking(reference: string, request: ModifyRequest, options: CallOptions = {}): Promise<ModifyOutcome> {
+    const call: Call = {
+      method: 'POST',
+      path: `/bookings/${encodeURIComponent(reference)}/modify`,
+      body: request,
+      deadline: 'booking',
+      idempotent: true,
+      expected: [404, 409],
+      answer: answers.booking,
+    };
+    const { status, body } = await this.send<UpstreamBooking | UpstreamErrorBody>(call, options);
+    if (status === 404) return { ok: false, reason: 'not_found' };
+    if (status === 409) {
+      const code = (body as UpstreamErrorBody).error?.code;
+      const reason = code === 'price_mismatch' || code === 'not_modifiable' || code === 'sold_out' ? code : code === 'modification_aborted' ? 'aborted' : 'sold_out';
+      return { ok: false, reason };
+    }
+    return { ok: true, booking: body as UpstreamBooking };
+  }
+
+  /**
+   * The compensation of modifyBooking: undoes the change if it applied and makes the provider
+   * refuse it for ever (a late duplicate cannot apply). Idempotent. Null: unknown booking.
+   */
+  async abortModification(reference: string, modificationId: string, options: CallOptions = {}): Promise<UpstreamBooking | null> {
+    const call: Call = {
+      method: 'POST',
+      path: `/bookings/${encodeURIComponent(reference)}/modifications/${encodeURIComponent(modificationId)}/abort`,
+      deadline: 'booking',
+      idempotent: true,
+      expected: [404],
+      answer: answers.booking,
+    };
+    const { status, body } = await this.send<UpstreamBooking>(call, options);
+    return status === 404 ? null : body;
   }
 
   /** For /readyz: answers within the content deadline, never throws; bypasses the breaker. */

@@ -9,10 +9,19 @@
  *   GET  /properties/{id}                          one property with room types and rate plans
  *   POST /properties/batch    {ids}                many properties in one call; unknown ids listed
  *   POST /availability        AvailabilityRequest  prices and stock for many properties at once
+ *   POST /availability/batch  {items}              many availability searches, each with its own stay, in
+ *                                                  one call; one answer per item, in order (see below)
  *   POST /price-check         PriceCheckRequest    re-prices one rate (prices move, stock runs out)
  *   POST /bookings            BookRequest          books one rate; idempotent on `reference`
  *   GET  /bookings/{reference}                     the provider's view of a booking
  *   POST /bookings/{reference}/cancel              cancels; idempotent
+ *   POST /bookings/{reference}/change-quote  ChangeQuoteRequest
+ *                                                  prices new dates for a booking (its own rooms count as free)
+ *   POST /bookings/{reference}/modify        ModifyRequest
+ *                                                  moves a booking to new dates; idempotent on `modification_id`
+ *   POST /bookings/{reference}/modifications/{modification_id}/abort
+ *                                                  undoes that change if it is the latest, and refuses it for
+ *                                                  ever after (a late duplicate cannot apply); idempotent
  *
  * Errors: `{ "error": { "code", "message" } }` with 4xx/5xx. The header `X-Test-Scenario` forces
  * a sandbox outcome (see SCENARIOS).
@@ -122,6 +131,26 @@ export interface AvailabilityResponse {
   results: PropertyAvailability[];
 }
 
+/**
+ * Several availability searches in one call, each with its own stay and party (a partner pricing
+ * many properties for different dates). Every item names its properties: a batch never scans the
+ * whole catalog. At most AVAILABILITY_BATCH_LIMIT items and 1,000 property ids in all.
+ */
+export interface AvailabilityBatchRequest {
+  items: (AvailabilityRequest & { property_ids: number[] })[];
+}
+
+/** Items per availability batch the provider takes. */
+export const AVAILABILITY_BATCH_LIMIT = 100;
+
+/**
+ * One answer per item, in the order of the request: the item's results, or why the provider
+ * would not price that item (the other items are priced all the same).
+ */
+export interface AvailabilityBatchResponse {
+  items: (AvailabilityResponse | UpstreamErrorBody)[];
+}
+
 export interface PriceCheckRequest {
   property_id: number;
   roomtype_id: string;
@@ -173,4 +202,26 @@ export interface UpstreamBooking {
 
 export interface UpstreamErrorBody {
   error: { code: string; message: string };
+}
+
+/** New dates for a booking, priced for its room type, rate plan and party. */
+export interface ChangeQuoteRequest {
+  checkin: string;
+  checkout: string;
+}
+
+export interface ChangeQuoteResponse {
+  /** `available`: every room of the booking is free on the new nights (its own rooms count as free). */
+  status: 'available' | 'sold_out';
+  /** The rate for the new stay, every room of the booking; null when sold out. */
+  rate: UpstreamRate | null;
+}
+
+export interface ModifyRequest {
+  /** The caller's id for this change; a repeated id that applied returns the booking as it is. */
+  modification_id: string;
+  checkin: string;
+  checkout: string;
+  /** The inclusive total (KRW) of the new stay as quoted; the provider refuses another price. */
+  total: number;
 }
