@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { principalOf, type AppDeps, type RequestContext } from '../context.js';
 import { TRANSACTION_OPTIONS } from '../db/client.js';
@@ -52,11 +52,14 @@ export function isUuid(id: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // Input rules, written once; REST (snake_case) and GraphQL (camelCase) build their schemas from them.
 
+/** PostgreSQL text cannot hold NUL: refused as a bad field rather than failing the write (or the lookup). */
+const withoutNul = <T extends z.ZodString>(rule: T) => rule.refine((text) => !text.includes('\u0000'), 'must not contain a NUL character (\\u0000)');
+
 export const bookingRules = {
   bookToken: z.string().min(1, 'must not be empty').max(4096),
-  bookerName: z.string().trim().min(1, 'must not be empty').max(200),
+  bookerName: withoutNul(z.string().trim().min(1, 'must not be empty').max(200)),
   email: z.email('an e-mail address').max(254),
-  personName: z.string().trim().min(1, 'must not be empty').max(100),
+  personName: withoutNul(z.string().trim().min(1, 'must not be empty').max(100)),
   phone: z
     .string()
     .trim()
@@ -68,10 +71,12 @@ export const bookingRules = {
     .transform((s) => s.toUpperCase()),
   guestsAdult: z.int().min(1).max(64),
   guestsChild: z.int().min(0).max(64),
-  displayName: z.string().trim().min(1, 'must not be empty').max(200),
-  specialRequests: z.string().max(500, 'at most 500 characters'),
+  displayName: withoutNul(z.string().trim().min(1, 'must not be empty').max(200)),
+  specialRequests: withoutNul(z.string().max(500, 'at most 500 characters')),
+  /** Expected arrival, local time at the property. */
+  arrivalTime: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a local time as HH:MM (24-hour)'),
   saleAmount: positiveAmount,
-  channelBookingNumber: z.string().trim().min(1, 'must not be empty').max(100),
+  channelBookingNumber: withoutNul(z.string().trim().min(1, 'must not be empty').max(100)),
   /** A date filter: ISO 8601, within what the database stores (year 0000 is not a date there). */
   date: z.iso.date('a date, YYYY-MM-DD').refine((d) => d >= '1900-01-01', 'a date from 1900-01-01 on'),
 };
@@ -84,6 +89,7 @@ export interface GuestDetails {
   guestPhone?: string | null | undefined;
   guestCountry?: string | null | undefined;
   specialRequests?: string | null | undefined;
+  arrivalTime?: string | null | undefined;
 }
 
 export interface CreateBookingInput extends GuestDetails {
@@ -292,7 +298,7 @@ async function move(
 }
 
 /** Writes events into the outbox, each carrying the booking record as it is now. */
-async function recordEvents(tx: Prisma.TransactionClient, booking: Booking, types: BookingEventType[], at: Date) {
+export async function recordEvents(tx: Prisma.TransactionClient, booking: Booking, types: BookingEventType[], at: Date) {
   if (!types.length) return;
   const payload = toBookingRecord(booking) as unknown as Prisma.InputJsonValue;
   await tx.outboxEvent.createMany({
@@ -365,6 +371,7 @@ export async function bookOffers(ctx: RequestContext, offers: OfferToBook[]): Pr
   const now = deps.clock();
   const charged = deps.config.env === 'production';
   const itineraryId = randomUUID();
+  const confirmationNumber = newConfirmationNumber();
   const rows: { booking: Booking; occupancy: RoomOccupancy[] }[] = [];
 
   for (const { offer, rooms } of offers) {
@@ -392,6 +399,8 @@ export async function bookOffers(ctx: RequestContext, offers: OfferToBook[]): Pr
           bookTokenJti: offer.jti,
           tokenRoom: index,
           itineraryId,
+          itineraryRoom: rows.length,
+          confirmationNumber,
           bedGroupId: part.bedGroupId ?? null,
           status: 'processing',
           previousStatus: null,
@@ -416,6 +425,7 @@ export async function bookOffers(ctx: RequestContext, offers: OfferToBook[]): Pr
           guestPhone: input.guestPhone ?? null,
           guestCountry: input.guestCountry ?? null,
           specialRequests: input.specialRequests ?? null,
+          arrivalTime: input.arrivalTime ?? null,
           totalAmount: amount,
           netAmount: amount,
           saleAmount: input.saleAmount ?? null,
@@ -455,6 +465,14 @@ export async function bookOffers(ctx: RequestContext, offers: OfferToBook[]): Pr
     throw new BookTokenError('BOOK_TOKEN_USED', 'This book token has already made a booking', { booking_id: used?.itineraryId ?? null });
   }
   return bookWithProvider(deps, rows, ctx.scenario);
+}
+
+/** The alphabet of confirmation numbers: Crockford's base 32 (no I, L, O or U to misread). */
+const CONFIRMATION_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** A reservation's confirmation number: 12 characters, 60 random bits. */
+export function newConfirmationNumber(): string {
+  return Array.from(randomBytes(12), (byte) => CONFIRMATION_ALPHABET[byte % 32]).join('');
 }
 
 type Outcome = { ok: true; provider: UpstreamBooking } | { ok: false; failure: unknown; maybeBooked: boolean };
@@ -653,6 +671,20 @@ export async function listBookings(ctx: RequestContext, filters: BookingFilters,
 
 const MODIFIABLE: ReadonlySet<BookingStatus> = new Set(['pending', 'confirmed', 'checked_in']);
 
+/** The rules of a change (409 BOOKING_NOT_MODIFIABLE): a live booking; special requests and arrival time before check-in. */
+export function refuseModify(booking: Booking, patch: GuestDetails, now: Date): void {
+  if (!MODIFIABLE.has(booking.status)) {
+    throw new NotModifiableError(booking.id, `A booking that is ${booking.status} cannot be modified`, booking.status);
+  }
+  const started = () => booking.status === 'checked_in' || now >= checkinInstant(dateOnly(booking.checkin), booking.timezone);
+  if (patch.specialRequests !== undefined && started()) {
+    throw new NotModifiableError(booking.id, 'Special requests can be changed only before check-in', booking.status);
+  }
+  if (patch.arrivalTime !== undefined && started()) {
+    throw new NotModifiableError(booking.id, 'The arrival time can be changed only before check-in', booking.status);
+  }
+}
+
 /**
  * PATCH: guest and booker details while the booking is live; special requests only before
  * check-in (15:00 local on the check-in date, and not once checked in). Writes
@@ -661,13 +693,7 @@ const MODIFIABLE: ReadonlySet<BookingStatus> = new Set(['pending', 'confirmed', 
 export async function updateBooking(ctx: RequestContext, id: string, patch: GuestDetails): Promise<Booking> {
   const booking = await getBooking(ctx, id);
   const now = ctx.deps.clock();
-  if (!MODIFIABLE.has(booking.status)) {
-    throw new NotModifiableError(booking.id, `A booking that is ${booking.status} cannot be modified`, booking.status);
-  }
-  if (patch.specialRequests !== undefined) {
-    const started = booking.status === 'checked_in' || now >= checkinInstant(dateOnly(booking.checkin), booking.timezone);
-    if (started) throw new NotModifiableError(booking.id, 'Special requests can be changed only before check-in', booking.status);
-  }
+  refuseModify(booking, patch, now);
   const changes: Prisma.BookingUpdateManyMutationInput = {};
   for (const [key, value] of Object.entries(patch) as [keyof GuestDetails, string | null | undefined][]) {
     if (value !== undefined && booking[key] !== value) (changes as Record<string, unknown>)[key] = value;
@@ -685,7 +711,8 @@ export async function updateBooking(ctx: RequestContext, id: string, patch: Gues
 // ---------------------------------------------------------------------------------------------
 // Cancel
 
-function refuseCancel(booking: Booking): void {
+/** 409 BOOKING_ALREADY_CANCELLED or BOOKING_NOT_CANCELLABLE when `booking` cannot be cancelled now. */
+export function refuseCancel(booking: Booking): void {
   if (booking.status === 'cancelled' || booking.status === 'cancelling') throw new AlreadyCancelledError(booking.id, booking.status);
   if (!canTransition(booking.status, 'cancel_requested')) throw new NotCancellableError(booking.id, booking.status);
 }
