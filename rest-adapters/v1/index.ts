@@ -8,6 +8,7 @@ import { bookingRoutes } from './bookings.js';
 import { channelRoutes } from './channels.js';
 import { contentRoutes } from './content.js';
 import { propertyRoutes } from './properties.js';
+import { reservationRoutes } from './reservations.js';
 import { searchRoutes } from './search.js';
 import { webhookRoutes } from './webhooks.js';
 
@@ -58,6 +59,7 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   contentRoutes(app);
   searchRoutes(app);
   bookingRoutes(app);
+  reservationRoutes(app);
   webhookRoutes(app);
   return app;
 }

@@ -1,0 +1,586 @@
+import { OpenAPIHono, z } from '@hono/zod-openapi';
+import { VISIBLE_STATUSES } from '../../src/services/bookingStates.js';
+import { bookingRules, dateOnly, type Booking } from '../../src/services/bookings.js';
+import { amountToNumber } from '../../src/services/money.js';
+import {
+  cancelReservation,
+  cancelReservationRoom,
+  createReservation,
+  getReservation,
+  leadRoom,
+  listReservations,
+  policyOf,
+  reservationPolicy,
+  reservationStatus,
+  reservationTotals,
+  updateReservation,
+  type PolicySummary,
+  type Reservation,
+  type ReservationCancellation,
+} from '../../src/services/reservations.js';
+import { MAX_ROOMS, searchRules } from '../../src/services/search.js';
+import type { RoomOccupancy } from '../../src/upstream/protocol.js';
+import { dataEnvelope, errorResponses, Meta, ok } from '../envelope.js';
+import { scopedRoute, type HttpEnv } from '../http.js';
+import { idempotency } from '../idempotency.js';
+import { intParam } from '../params.js';
+import { CancellationPolicyWire, Pagination, paginationToWire } from './search.js';
+
+/**
+ * The reservation endpoints of spec §4.8, an OTA-style face of the booking service: create with a
+ * nested guest (one room or several sharing one confirmation number), look up by id,
+ * confirmation number, check-in date or guest e-mail, change the guest, special requests and
+ * arrival time, cancel in whole or in part. The rules are in src/services/reservations.ts; the
+ * voucher, date change and fee preview of a reservation have routes of their own.
+ */
+
+const TAGS = ['Bookings'];
+
+const stringOrNull = z.string().nullable();
+
+const GuestWire = z
+  .object({
+    first_name: stringOrNull,
+    last_name: stringOrNull,
+    email: stringOrNull,
+    phone: stringOrNull,
+    country: stringOrNull.openapi({ description: 'ISO 3166-1 alpha-2' }),
+  })
+  .openapi('ReservationGuest');
+
+const money = (description: string) => z.number().int().openapi({ description });
+
+const RoomWire = z
+  .object({
+    booking_id: z.uuid().openapi({ description: 'The booking of this room (GET /bookings/{id})' }),
+    status: z.enum(VISIBLE_STATUSES),
+    roomtype_id: z.string(),
+    room_type: stringOrNull,
+    rateplan_id: z.string(),
+    rate_plan: stringOrNull,
+    check_in: z.iso.date(),
+    check_out: z.iso.date(),
+    room_count: z.int().openapi({ description: 'Rooms this booking holds: 1, except a v1 booking made for several rooms' }),
+    adults: z.int(),
+    children: z.int(),
+    children_ages: z.array(z.int()),
+    guest: z
+      .object({ first_name: stringOrNull, last_name: stringOrNull })
+      .openapi({ description: "The guest staying in this room; null names: the reservation's guest" }),
+    hub_booking_number: stringOrNull.openapi({ description: "The provider's confirmation number of this room" }),
+    price: z.object({
+      total: money('What this room was charged (KRW)'),
+      currency: z.string(),
+      request_total: money('The same in the currency searched in'),
+      request_currency: z.string(),
+    }),
+    cancellation_policy: CancellationPolicyWire,
+    cancellation_fee: money('KRW; set once the room is cancelled').nullable(),
+    refund_amount: money('KRW; set once the room is cancelled').nullable(),
+    cancelled_at: z.iso.datetime().nullable(),
+  })
+  .openapi('ReservationRoom');
+
+export const ReservationWire = z
+  .object({
+    id: z.uuid().openapi({ description: 'The reservation id: the booking id of its first room' }),
+    confirmation_number: z.string().openapi({ description: 'Shared by every room of the reservation', example: '7K2M9QX4D8RT' }),
+    status: z.enum(VISIBLE_STATUSES).openapi({
+      description: "The rooms' status when they agree (rooms cancelled while others remain do not count); otherwise the first of pending, confirmed, cancelling, checked_in, checked_out, no_show",
+    }),
+    property_id: z.int(),
+    property_name: stringOrNull,
+    check_in: z.iso.date(),
+    check_out: z.iso.date(),
+    adults: z.int().openapi({ description: 'Every room together' }),
+    children: z.int(),
+    guest: GuestWire.openapi({ description: 'The lead guest and contact (e-mail, phone) of the reservation' }),
+    rooms: z.array(RoomWire),
+    price: z
+      .object({
+        total: money('What the rooms were charged together (KRW); the charge is the server-side price, never an amount sent by the client'),
+        currency: z.string().openapi({ example: 'KRW' }),
+        request_total: money('The same in the currency searched in').nullable(),
+        request_currency: z.string().nullable().openapi({ description: 'Null when the rooms were priced in different currencies' }),
+        cancellation_fee: money('Kept of the rooms cancelled so far'),
+        refund_amount: money('Given back for the rooms cancelled so far'),
+      })
+      .openapi('ReservationPrice'),
+    cancellation_policy: CancellationPolicyWire.openapi({
+      description: "Cancelling the whole reservation: the rooms' policy, or, when they differ, the one whose free cancellation ends first",
+    }),
+    special_requests: stringOrNull,
+    arrival_time: stringOrNull.openapi({ description: 'Expected arrival, local time at the property (HH:MM)' }),
+    channel_booking_number: stringOrNull.openapi({ description: "The partner's own reference" }),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  })
+  .openapi('Reservation');
+
+const CancelledWire = z
+  .object({
+    reservation_id: z.uuid(),
+    confirmation_number: z.string(),
+    status: z.enum(VISIBLE_STATUSES).openapi({ description: "The reservation's status after the cancellation" }),
+    cancelled_rooms: z.array(
+      z.object({
+        booking_id: z.uuid(),
+        status: z.enum(VISIBLE_STATUSES),
+        cancellation_fee: money('KRW'),
+        refund_amount: money('KRW; credited to the balance in production'),
+      }),
+    ),
+    cancellation_fee: money('Of the rooms this request cancelled (KRW)'),
+    refund_amount: money('Of the rooms this request cancelled (KRW)'),
+    currency: z.string(),
+    reservation: ReservationWire,
+  })
+  .openapi('ReservationCancellation');
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+const personName = bookingRules.personName;
+
+const CreateGuestWire = z.object({
+  first_name: personName,
+  last_name: personName,
+  email: bookingRules.email,
+  phone: bookingRules.phone.optional(),
+  country: bookingRules.country.optional().openapi({ description: 'ISO 3166-1 alpha-2', example: 'KR' }),
+});
+
+const roomAdults = z.int().min(1).max(8);
+const roomChildren = z.int().min(0).max(6);
+const childAges = z.array(z.int().min(0).max(17)).max(6);
+
+const RoomRequestWire = z.object({
+  roomtype_id: searchRules.roomtypeId.optional().openapi({ description: 'Default: the top-level roomtype_id' }),
+  rateplan_id: searchRules.rateplanId.optional().openapi({ description: 'Default: the top-level rateplan_id' }),
+  adults: roomAdults.optional().openapi({ description: 'Required without a book_token' }),
+  children: roomChildren.optional().openapi({ description: 'Taken as 8 years old unless children_ages says' }),
+  children_ages: childAges.optional(),
+  guest: z
+    .object({ first_name: personName, last_name: personName })
+    .optional()
+    .openapi({ description: "Who stays in this room, when not the reservation's guest; not for the first room (the guest's own)" }),
+});
+
+const propertyId = z
+  .union([z.int(), z.string().regex(/^\d{1,10}$/, 'an integer id').transform(Number)])
+  .pipe(searchRules.propertyId)
+  .openapi({ type: 'integer', minimum: 1, description: 'The property (an integer; a string of digits is taken too)', example: 12 });
+
+const CreateReservationWire = z
+  .object({
+    book_token: bookingRules.bookToken.optional().openapi({
+      description:
+        'From GET /search/price-check: books its offer (property, room, rate, dates, party) at the price it carries. ' +
+        'Without it, property_id, the dates and the rooms are priced now by the search and the price check',
+    }),
+    property_id: propertyId.optional(),
+    check_in: searchRules.checkin.optional().openapi({ example: '2027-01-10' }),
+    check_out: searchRules.checkout.optional().openapi({ example: '2027-01-12' }),
+    roomtype_id: searchRules.roomtypeId.optional().openapi({ description: 'One room, or the default of each room in rooms' }),
+    rateplan_id: searchRules.rateplanId.optional(),
+    adults: roomAdults.optional().openapi({ description: 'The party of a one-room reservation (without rooms)' }),
+    children: roomChildren.optional(),
+    children_ages: childAges.optional(),
+    rooms: z
+      .array(RoomRequestWire)
+      .min(1)
+      .max(MAX_ROOMS)
+      .optional()
+      .openapi({ description: `Several rooms (at most ${MAX_ROOMS}), one booking each, sharing one confirmation number` }),
+    currency: searchRules.currency.optional().openapi({ description: 'Currency to show prices in (default KRW); the channel is billed in KRW' }),
+    guest: CreateGuestWire.openapi({ description: 'The lead guest and contact' }),
+    special_requests: bookingRules.specialRequests.optional(),
+    arrival_time: bookingRules.arrivalTime.optional().openapi({ example: '18:30' }),
+    channel_booking_number: bookingRules.channelBookingNumber.optional().openapi({ description: "The partner's own reference" }),
+  })
+  .openapi('CreateReservation');
+
+const UpdateReservationWire = z
+  .object({
+    guest: z
+      .object({
+        first_name: personName.optional(),
+        last_name: personName.optional(),
+        email: bookingRules.email.optional(),
+        phone: bookingRules.phone.nullable().optional(),
+        country: bookingRules.country.nullable().optional(),
+      })
+      .strict()
+      .refine((g) => Object.values(g).some((v) => v !== undefined), { message: 'give at least one guest field to change' })
+      .optional(),
+    special_requests: bookingRules.specialRequests.nullable().optional().openapi({ description: 'Only before check-in; null clears' }),
+    arrival_time: bookingRules.arrivalTime.nullable().optional().openapi({ description: 'Only before check-in; null clears', example: '21:00' }),
+  })
+  .strict()
+  .refine((body) => Object.values(body).some((v) => v !== undefined), { message: 'give at least one field to change' })
+  .openapi('UpdateReservation');
+
+const CancelReservationWire = z
+  .object({
+    room_ids: z
+      .array(z.string().min(1).max(64))
+      .min(1)
+      .max(MAX_ROOMS)
+      .optional()
+      .openapi({ description: 'booking_id of each room to cancel; omitted: the whole reservation' }),
+  })
+  .strict()
+  .openapi('CancelReservation');
+
+const ReservationId = z.object({
+  id: z.string().min(1).max(64).openapi({ description: 'The reservation id (the booking id of any of its rooms names it too)' }),
+});
+
+const RoomPath = ReservationId.extend({ booking_id: z.string().min(1).max(64).openapi({ description: 'The booking id of the room' }) });
+
+const ListQuery = z.object({
+  page: intParam(z.int().min(1).max(1_000_000)).optional().default(1),
+  per_page: intParam(z.int().min(1).max(100)).optional().default(20),
+  confirmation_number: z
+    .string()
+    .trim()
+    .regex(/^[0-9A-Za-z]{1,32}$/, 'letters and digits')
+    .optional()
+    .openapi({ description: 'Exact, in any case' }),
+  guest_email: bookingRules.email.optional().openapi({ description: "The guest's e-mail, compared case-insensitively" }),
+  check_in_from: bookingRules.date.optional().openapi({ description: 'Check-in on or after' }),
+  check_in_to: bookingRules.date.optional().openapi({ description: 'Check-in on or before' }),
+});
+
+const idempotencyHeader = z.object({
+  'idempotency-key': z.string().optional().openapi({ description: 'Repeat a request safely: the first response is given again for 24 hours' }),
+});
+
+const BAD_ID = [400, 'VALIDATION_ERROR: the id is longer than 64 characters'] as const;
+const NO_RESERVATION = [404, "NOT_FOUND: no reservation of this channel has this id (another channel's is 404 too)"] as const;
+const IDEMPOTENCY_409 = 'IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)';
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+
+const createRoute = scopedRoute('reservations:write', {
+  method: 'post',
+  path: '/reservations',
+  tags: TAGS,
+  summary: 'Reserve one or several rooms, with a nested guest',
+  description:
+    'Either a `book_token` (its offer at its price), or `property_id`, `check_in`, `check_out` and the rooms: `roomtype_id`, ' +
+    '`rateplan_id` and `adults` for one room, or `rooms` for several (each its room type, rate plan and party). Without a ' +
+    'token each room is priced now by the search and the price check, and that price is charged: amounts in the body never ' +
+    'change the charge. Every room is one booking (also in GET /bookings), all booked together or none, sharing one ' +
+    'confirmation number; in production each room is paid from the balance (402 INSUFFICIENT_BALANCE when short). ' +
+    'Unknown property, room type or rate plan: 404. 409 SOLD_OUT or PRICE_CHANGED when the provider refuses, 502 when it ' +
+    'fails: nothing is booked or charged.',
+  request: { headers: idempotencyHeader, body: { required: true, content: { 'application/json': { schema: CreateReservationWire } } } },
+  responses: {
+    201: {
+      description: 'The reservation (status confirmed, or pending when the provider confirms later)',
+      headers: { Location: { description: 'The reservation: /channel/v1/reservations/{id}', schema: { type: 'string' } } },
+      content: { 'application/json': { schema: dataEnvelope(ReservationWire) } },
+    },
+    ...errorResponses(
+      [400, 'VALIDATION_ERROR: a bad or missing field, fields that do not go together (details.fields), a malformed JSON body or Idempotency-Key'],
+      401,
+      402,
+      403,
+      [404, 'NOT_FOUND: no such property, room type or rate plan'],
+      [409, `SOLD_OUT or PRICE_CHANGED (nothing booked or charged), ${IDEMPOTENCY_409}`],
+      413,
+      [422, 'BOOK_TOKEN_USED (details.reservation_id), BOOK_TOKEN_INVALID or BOOK_TOKEN_EXPIRED'],
+      429,
+      [502, 'UPSTREAM_ERROR: the provider failed; nothing is booked or charged'],
+    ),
+  },
+}, [idempotency()]);
+
+const listRoute = scopedRoute('reservations:read', {
+  method: 'get',
+  path: '/reservations',
+  tags: TAGS,
+  summary: "The channel's reservations, newest first",
+  description:
+    'Every booking belongs to one reservation (a v1 booking is a reservation of one room; a v2 itinerary is one too). ' +
+    'Filters combine: confirmation_number, guest_email (case-insensitive), check_in_from and check_in_to (inclusive). ' +
+    "Only the channel's own reservations are ever listed.",
+  request: { query: ListQuery },
+  responses: {
+    200: {
+      description: 'A page of reservations',
+      content: { 'application/json': { schema: z.object({ data: z.array(ReservationWire), pagination: Pagination, meta: Meta }) } },
+    },
+    ...errorResponses([400, 'VALIDATION_ERROR: a bad query parameter, or check_in_to before check_in_from (details.fields)'], 401, 403, 429),
+  },
+});
+
+const getRoute = scopedRoute('reservations:read', {
+  method: 'get',
+  path: '/reservations/{id}',
+  tags: TAGS,
+  summary: 'One reservation with its rooms',
+  request: { params: ReservationId },
+  responses: {
+    200: { description: 'The reservation', content: { 'application/json': { schema: dataEnvelope(ReservationWire) } } },
+    ...errorResponses(BAD_ID, 401, 403, NO_RESERVATION, 429),
+  },
+});
+
+const patchRoute = scopedRoute('reservations:write', {
+  method: 'patch',
+  path: '/reservations/{id}',
+  tags: TAGS,
+  summary: 'Change the guest, special requests or arrival time',
+  description:
+    'Applied to every room still pending, confirmed or checked in, by the rules of PATCH /bookings/{id}: the guest at any ' +
+    'time; special_requests and arrival_time only before check-in (15:00 local on the check-in date, and not once checked ' +
+    'in). null clears phone, country, special_requests and arrival_time. Every room is checked before any changes: a refusal ' +
+    '(409 BOOKING_NOT_MODIFIABLE) changes nothing. Each room that changes writes reservation.modified. Dates: ' +
+    'POST /reservations/{id}/modify-dates.',
+  request: { params: ReservationId, body: { required: true, content: { 'application/json': { schema: UpdateReservationWire } } } },
+  responses: {
+    200: { description: 'The updated reservation', content: { 'application/json': { schema: dataEnvelope(ReservationWire) } } },
+    ...errorResponses(
+      [400, 'VALIDATION_ERROR: a bad or unknown field, an empty change, a bad id (details.fields), or a malformed JSON body'],
+      401,
+      403,
+      NO_RESERVATION,
+      [409, 'BOOKING_NOT_MODIFIABLE (details.status: cancelled, past check-in...), or BOOKING_CHANGED: read it and retry'],
+      413,
+      429,
+    ),
+  },
+});
+
+const cancelRoute = scopedRoute('reservations:write', {
+  method: 'post',
+  path: '/reservations/{id}/cancel',
+  tags: TAGS,
+  summary: 'Cancel the whole reservation, or some of its rooms',
+  description:
+    'Without a body (or without room_ids): every room not already cancelled. With room_ids: those rooms. Each room is ' +
+    'cancelled by its own policy (fee measured from 15:00 on the check-in date, property time) and its refund credited ' +
+    'once in production; each writes reservation.cancelled. A room that cannot be cancelled (checked in; or named and ' +
+    'already cancelled) refuses the request and nothing is cancelled. 502: the provider failed on a room; rooms cancelled ' +
+    'before it stay cancelled, and the same request cancels the rest.',
+  request: {
+    params: ReservationId,
+    headers: idempotencyHeader,
+    body: { required: false, content: { 'application/json': { schema: CancelReservationWire } } },
+  },
+  responses: {
+    200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelledWire) } } },
+    ...errorResponses(
+      [400, 'VALIDATION_ERROR: a room_ids entry that is not a room of this reservation or is repeated, a bad id, a malformed body or Idempotency-Key (details.fields)'],
+      401,
+      403,
+      NO_RESERVATION,
+      [
+        409,
+        'BOOKING_ALREADY_CANCELLED (the reservation, or a room named), BOOKING_NOT_CANCELLABLE (a room checked in, checked ' +
+          `out, no-show or failed; details.booking_id, details.status), BOOKING_CHANGED, ${IDEMPOTENCY_409}`,
+      ],
+      413,
+      415,
+      429,
+      [502, 'UPSTREAM_ERROR: the provider failed; the room it failed on is unchanged'],
+    ),
+  },
+}, [idempotency()]);
+
+const cancelRoomRoute = scopedRoute('reservations:write', {
+  method: 'delete',
+  path: '/reservations/{id}/rooms/{booking_id}',
+  tags: TAGS,
+  summary: 'Cancel one room of a reservation',
+  description: 'The same as POST /reservations/{id}/cancel with room_ids [booking_id].',
+  request: { params: RoomPath, headers: idempotencyHeader },
+  responses: {
+    200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelledWire) } } },
+    ...errorResponses(
+      [400, 'VALIDATION_ERROR: an id longer than 64 characters, or a bad Idempotency-Key (details.fields)'],
+      401,
+      403,
+      [404, "NOT_FOUND: no reservation of this channel has this id, or the booking is not one of its rooms"],
+      [409, `BOOKING_ALREADY_CANCELLED, BOOKING_NOT_CANCELLABLE (details.status), BOOKING_CHANGED, ${IDEMPOTENCY_409}`],
+      429,
+      [502, 'UPSTREAM_ERROR: the provider failed; the room is unchanged'],
+    ),
+  },
+}, [idempotency()]);
+
+export function reservationRoutes(app: OpenAPIHono<HttpEnv>) {
+  app.openapi(createRoute, async (c) => {
+    const b = c.req.valid('json');
+    const reservation = await createReservation(c.get('ctx'), {
+      bookToken: b.book_token,
+      propertyId: b.property_id,
+      checkIn: b.check_in,
+      checkOut: b.check_out,
+      roomtypeId: b.roomtype_id,
+      rateplanId: b.rateplan_id,
+      adults: b.adults,
+      children: b.children,
+      childrenAges: b.children_ages,
+      rooms: b.rooms?.map((r) => ({
+        roomtypeId: r.roomtype_id,
+        rateplanId: r.rateplan_id,
+        adults: r.adults,
+        children: r.children,
+        childrenAges: r.children_ages,
+        guest: r.guest && { firstName: r.guest.first_name, lastName: r.guest.last_name },
+      })),
+      currency: b.currency,
+      guest: { firstName: b.guest.first_name, lastName: b.guest.last_name, email: b.guest.email, phone: b.guest.phone, country: b.guest.country },
+      specialRequests: b.special_requests,
+      arrivalTime: b.arrival_time,
+      channelBookingNumber: b.channel_booking_number,
+    });
+    c.header('Location', `/channel/v1/reservations/${reservation.id}`);
+    return ok(c, reservationToWire(reservation), 201);
+  });
+
+  app.openapi(listRoute, async (c) => {
+    const q = c.req.valid('query');
+    const page = await listReservations(c.get('ctx'), {
+      confirmationNumber: q.confirmation_number,
+      guestEmail: q.guest_email,
+      checkInFrom: q.check_in_from,
+      checkInTo: q.check_in_to,
+      page: q.page,
+      perPage: q.per_page,
+    });
+    return ok(c, page.items.map(reservationToWire), 200, { pagination: paginationToWire(page) });
+  });
+
+  app.openapi(getRoute, async (c) => ok(c, reservationToWire(await getReservation(c.get('ctx'), c.req.valid('param').id))));
+
+  app.openapi(patchRoute, async (c) => {
+    const b = c.req.valid('json');
+    const reservation = await updateReservation(c.get('ctx'), c.req.valid('param').id, {
+      guest: b.guest && {
+        firstName: b.guest.first_name,
+        lastName: b.guest.last_name,
+        email: b.guest.email,
+        phone: b.guest.phone,
+        country: b.guest.country,
+      },
+      specialRequests: b.special_requests,
+      arrivalTime: b.arrival_time,
+    });
+    return ok(c, reservationToWire(reservation));
+  });
+
+  app.openapi(cancelRoute, async (c) => {
+    // The body is optional: without one, the whole reservation.
+    const body = (c.req.valid('json') ?? {}) as z.infer<typeof CancelReservationWire>;
+    return ok(c, cancellationToWire(await cancelReservation(c.get('ctx'), c.req.valid('param').id, body.room_ids)));
+  });
+
+  app.openapi(cancelRoomRoute, async (c) => {
+    const { id, booking_id } = c.req.valid('param');
+    return ok(c, cancellationToWire(await cancelReservationRoom(c.get('ctx'), id, booking_id)));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes
+
+function policyToWire(p: PolicySummary): z.infer<typeof CancellationPolicyWire> {
+  return { type: p.type, free_cancellation_before: p.freeCancellationBefore?.toISOString() ?? null };
+}
+
+function amountOrNull(amount: bigint | null): number | null {
+  return amount === null ? null : amountToNumber(amount);
+}
+
+function roomToWire(b: Booking): z.infer<typeof RoomWire> {
+  const occupancy = b.occupancy as unknown as RoomOccupancy[];
+  return {
+    booking_id: b.id,
+    status: b.status as z.infer<typeof RoomWire>['status'],
+    roomtype_id: b.roomtypeId,
+    room_type: b.roomType,
+    rateplan_id: b.rateplanId,
+    rate_plan: b.ratePlan,
+    check_in: dateOnly(b.checkin),
+    check_out: dateOnly(b.checkout),
+    room_count: occupancy.length,
+    adults: b.guestsAdult,
+    children: b.guestsChild,
+    children_ages: occupancy.flatMap((r) => r.children_ages),
+    guest: { first_name: b.guestFirstName, last_name: b.guestLastName },
+    hub_booking_number: b.hubBookingNumber,
+    price: {
+      total: amountToNumber(b.totalAmount),
+      currency: b.currency,
+      request_total: amountToNumber(b.requestAmount),
+      request_currency: b.requestCurrency,
+    },
+    cancellation_policy: policyToWire(policyOf(b)),
+    cancellation_fee: amountOrNull(b.cancellationFee),
+    refund_amount: amountOrNull(b.refundAmount),
+    cancelled_at: b.cancelledAt?.toISOString() ?? null,
+  };
+}
+
+export function reservationToWire(r: Reservation): z.infer<typeof ReservationWire> {
+  const first = r.bookings[0]!;
+  const lead = leadRoom(r.bookings);
+  const totals = reservationTotals(r.bookings);
+  return {
+    id: r.id,
+    confirmation_number: r.confirmationNumber,
+    status: reservationStatus(r.bookings),
+    property_id: first.propertyId,
+    property_name: first.propertyName,
+    check_in: dateOnly(first.checkin),
+    check_out: dateOnly(first.checkout),
+    adults: r.bookings.reduce((n, b) => n + b.guestsAdult, 0),
+    children: r.bookings.reduce((n, b) => n + b.guestsChild, 0),
+    guest: {
+      first_name: lead.guestFirstName ?? first.guestFirstName,
+      last_name: lead.guestLastName ?? first.guestLastName,
+      email: lead.bookerEmail,
+      phone: lead.guestPhone,
+      country: lead.guestCountry,
+    },
+    rooms: r.bookings.map(roomToWire),
+    price: {
+      total: amountToNumber(totals.total),
+      currency: totals.currency,
+      request_total: amountOrNull(totals.requestTotal),
+      request_currency: totals.requestCurrency,
+      cancellation_fee: amountToNumber(totals.cancellationFee),
+      refund_amount: amountToNumber(totals.refundAmount),
+    },
+    cancellation_policy: policyToWire(reservationPolicy(r.bookings)),
+    special_requests: lead.specialRequests,
+    arrival_time: lead.arrivalTime,
+    channel_booking_number: first.channelBookingNumber,
+    created_at: first.createdAt.toISOString(),
+    updated_at: new Date(Math.max(...r.bookings.map((b) => b.updatedAt.getTime()))).toISOString(),
+  };
+}
+
+function cancellationToWire({ reservation, cancelled }: ReservationCancellation): z.infer<typeof CancelledWire> {
+  const sum = (pick: (b: Booking) => bigint | null) => cancelled.reduce((n, b) => n + (pick(b) ?? 0n), 0n);
+  return {
+    reservation_id: reservation.id,
+    confirmation_number: reservation.confirmationNumber,
+    status: reservationStatus(reservation.bookings),
+    cancelled_rooms: cancelled.map((b) => ({
+      booking_id: b.id,
+      status: b.status as z.infer<typeof RoomWire>['status'],
+      cancellation_fee: amountToNumber(b.cancellationFee ?? 0n),
+      refund_amount: amountToNumber(b.refundAmount ?? 0n),
+    })),
+    cancellation_fee: amountToNumber(sum((b) => b.cancellationFee)),
+    refund_amount: amountToNumber(sum((b) => b.refundAmount)),
+    currency: reservation.bookings[0]!.currency,
+    reservation: reservationToWire(reservation),
+  };
+}
