@@ -4,6 +4,7 @@ import { apiDocumentRoutes, SCOPE_DESCRIPTIONS } from '../docs.js';
 import { restRateLimit } from '../rateLimit.js';
 import { authContext, router, type HttpEnv } from '../http.js';
 import { tokenRoute } from '../oauth/token.js';
+import { batchRatesRoutes } from './batchRates.js';
 import { bookingRoutes } from './bookings.js';
 import { channelRoutes } from './channels.js';
 import { contentRoutes } from './content.js';
@@ -58,6 +59,7 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   propertyRoutes(app);
   contentRoutes(app);
   searchRoutes(app);
+  batchRatesRoutes(app);
   bookingRoutes(app);
   reservationRoutes(app);
   webhookRoutes(app);

@@ -96,7 +96,7 @@ const RateWire = z
   })
   .openapi('AvailabilityRate');
 
-const PropertyAvailabilityWire = z
+export const PropertyAvailabilityWire = z
   .object({
     property_id: z.int(),
     checkin: z.string(),
@@ -279,7 +279,7 @@ export function rateToWire(r: RateOffer): z.infer<typeof RateWire> {
   };
 }
 
-function offersToWire(o: PropertyOffers): z.infer<typeof PropertyAvailabilityWire> {
+export function offersToWire(o: PropertyOffers): z.infer<typeof PropertyAvailabilityWire> {
   return {
     property_id: o.property.id,
     checkin: o.stay.checkin,

@@ -2,6 +2,7 @@ import { builder } from './builder.js';
 import './channel.js';
 import './properties.js';
 import './search.js';
+import './batchRates.js';
 import './bookings.js';
 import './webhooks.js';
 import './events.js';

@@ -24,7 +24,7 @@ import { CancellationPolicyType, MealPlan, PropertyRef } from './properties.js';
 
 /** Availability search: the GraphQL twins of GET /search/availability[/{id}] and /search/rates. */
 
-const Currency = builder.enumType('SearchCurrency', { values: CURRENCIES });
+export const Currency = builder.enumType('SearchCurrency', { values: CURRENCIES });
 const SortBy = builder.enumType('SortBy', { values: SORTS });
 const PriceCheckStatus = builder.enumType('PriceCheckStatus', { values: ['matched', 'price_changed', 'sold_out'] as const });
 
@@ -151,7 +151,7 @@ const RoomOffersRef = builder.objectRef<RoomOffers>('RoomOffers').implement({
   }),
 });
 
-const PropertyOffersRef = builder.objectRef<PropertyOffers>('PropertyAvailability').implement({
+export const PropertyOffersRef = builder.objectRef<PropertyOffers>('PropertyAvailability').implement({
   fields: (t) => ({
     property: t.field({ type: PropertyRef, resolve: (o) => o.property }),
     checkin: t.string({ resolve: (o) => o.stay.checkin }),

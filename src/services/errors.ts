@@ -112,8 +112,8 @@ export class UnsupportedMediaTypeError extends AppError {
 }
 
 export class RateLimitError extends AppError {
-  constructor(retryAfterSeconds: number) {
-    super(429, 'RATE_LIMIT_EXCEEDED', 'Too many requests; retry later', { retry_after: retryAfterSeconds }, {
+  constructor(retryAfterSeconds: number, message = 'Too many requests; retry later', details: Record<string, unknown> = {}) {
+    super(429, 'RATE_LIMIT_EXCEEDED', message, { retry_after: retryAfterSeconds, ...details }, {
       'Retry-After': String(retryAfterSeconds),
     });
   }

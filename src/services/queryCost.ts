@@ -19,6 +19,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { schema as serviceSchema } from '../schema/index.js';
+import { BATCH_EXTENSION, batchCost, type BatchExtension } from './rateLimits.js';
 
 /**
  * What a GraphQL operation costs against the channel's rate limit, in the same points as REST
@@ -33,6 +34,9 @@ import { schema as serviceSchema } from '../schema/index.js';
  *   list that is not paged (`roomTypes`, `ratePlans`, `rates`) counts 10. Page sizes count at
  *   most 100, the API's maximum. Lists inside lists multiply.
  * - Scalars, enums and single objects are free: they come with the object that holds them.
+ * - A batch field (one that declares BATCH_EXTENSION, as `batchRates`) costs at least
+ *   batchCost(items) points, 1 per item of its batch argument as sent (at most the batch's maximum),
+ *   as REST charges the same batch; its result list counts as many items as the batch.
  * - Introspection (`__schema`, `__type`) costs 1 point in all; `__typename` is free.
  * - An operation costs at least 1 point. When the operation to run is not known (several in the
  *   document and no operation name), the most expensive one counts.
@@ -106,7 +110,8 @@ function operationCost(
     }
     if (!field) continue;
     const items = walker.listItems(node, field, 1, undefined);
-    cost += Math.max(1, Math.ceil(items / QUERY_COST.itemsPerPoint));
+    const batch = walker.batchSizeOf(node, field);
+    cost += Math.max(1, Math.ceil(items / QUERY_COST.itemsPerPoint), batch === undefined ? 0 : batchCost(batch));
   }
   if (introspection) cost += 1;
   return Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, cost));
@@ -173,10 +178,27 @@ class CostWalker {
     return fields;
   }
 
-  /** The page size a field's arguments ask for, if it is paged (see QUERY_COST). */
-  private pageSizeOf(node: FieldNode, field: GraphQLField<unknown, unknown>): number | undefined {
+  /** The items of a batch field's batch argument as sent (at most its maximum); undefined for other fields. */
+  batchSizeOf(node: FieldNode, field: GraphQLField<unknown, unknown>): number | undefined {
+    const batch = field.extensions[BATCH_EXTENSION] as BatchExtension | undefined;
+    if (!batch) return undefined;
+    const [argument = '', ...path] = batch.items.split('.');
+    let value: unknown = this.argumentsOf(node).get(argument);
+    for (const key of path) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+    return Math.min(batch.max, Array.isArray(value) ? value.length : 1);
+  }
+
+  private argumentsOf(node: FieldNode): Map<string, unknown> {
     const given = new Map<string, unknown>();
     for (const argument of node.arguments ?? []) given.set(argument.name.value, valueFromASTUntyped(argument.value, this.variables));
+    return given;
+  }
+
+  /** The page size a field's arguments ask for, if it is paged (see QUERY_COST). */
+  private pageSizeOf(node: FieldNode, field: GraphQLField<unknown, unknown>): number | undefined {
+    const batch = this.batchSizeOf(node, field);
+    if (batch !== undefined) return batch;
+    const given = this.argumentsOf(node);
 
     let paged = false;
     for (const definition of field.args) {

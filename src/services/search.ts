@@ -400,15 +400,26 @@ export async function propertyAvailability(
     { checkin: stay.checkin, checkout: stay.checkout, occupancy: stay.occupancy, property_ids: [property.id], detail: 'rates' },
     callOptions(ctx),
   );
-  const rates = new Map((results[0]?.rates ?? []).map((r) => [r.rateplan_id, r]));
+  return propertyOffers(ctx, { property, stay, currency, selected, rates: results[0]?.rates ?? [], withTokens: options.withTokens });
+}
 
+/**
+ * One property's offers from the provider's rates (`detail: rates`) for a stay: by room type, in
+ * catalog order, narrowed to the selected rate plans; tokens for the bookable ones when asked.
+ */
+export async function propertyOffers(
+  ctx: RequestContext,
+  input: { property: Property; stay: Stay; currency: Currency; selected: Set<string> | null; rates: UpstreamRate[]; withTokens: boolean },
+): Promise<PropertyOffers> {
+  const { property, stay, currency, selected } = input;
+  const rates = new Map(input.rates.map((r) => [r.rateplan_id, r]));
   const roomTypes: RoomOffers[] = [];
   for (const room of property.roomTypes) {
     const offers: RateOffer[] = [];
     for (const plan of room.ratePlans) {
       const rate = rates.get(plan.id);
       if (!rate || (selected && !selected.has(plan.id))) continue;
-      offers.push(await offer(ctx, property, plan, rate, stay, currency, options.withTokens));
+      offers.push(await offer(ctx, property, plan, rate, stay, currency, input.withTokens));
     }
     if (offers.length) {
       roomTypes.push({ roomtypeId: room.id, name: room.name, maxOccupancy: room.maxOccupancy, bedGroups: room.bedGroups, rates: offers });
@@ -418,7 +429,7 @@ export async function propertyAvailability(
 }
 
 /** The rate plans a request selects, or null for all; unknown ids are 404. */
-function selectRates(property: Property, roomtypeId?: string, rateplanId?: string): Set<string> | null {
+export function selectRates(property: Property, roomtypeId?: string, rateplanId?: string): Set<string> | null {
   if (rateplanId !== undefined) {
     const rooms = roomtypeId === undefined ? property.roomTypes : [findRoomType(property, roomtypeId)];
     const plan = rooms.flatMap((r) => r.ratePlans).find((p) => p.id === rateplanId);
