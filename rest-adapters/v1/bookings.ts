@@ -10,6 +10,7 @@ import {
   toBookingRecord,
   updateBooking,
   type Booking,
+  type CancellationQuote,
 } from '../../src/services/bookings.js';
 import { NotImplementedError } from '../../src/services/errors.js';
 import { amountToNumber } from '../../src/services/money.js';
@@ -120,7 +121,7 @@ const ListQuery = z.object({
   affiliate_reference_id: bookingRules.channelBookingNumber.optional().openapi({ description: "The partner's booking number (channelBookingNumber)" }),
 });
 
-const FeeWire = z
+export const FeeWire = z
   .object({
     booking_id: z.uuid(),
     cancellation_fee: z.number().openapi({ description: 'KRW' }),
@@ -367,16 +368,7 @@ export function bookingRoutes(app: OpenAPIHono<HttpEnv>) {
     return ok(c, toBookingRecord(booking));
   });
 
-  app.openapi(feeRoute, async (c) => {
-    const quote = await cancellationQuote(c.get('ctx'), c.req.valid('param').id);
-    return ok(c, {
-      booking_id: quote.booking.id,
-      cancellation_fee: amountToNumber(quote.fee),
-      refund_amount: amountToNumber(quote.refund),
-      currency: quote.booking.currency,
-      cancellation_policy: policyOf(quote.booking),
-    });
-  });
+  app.openapi(feeRoute, async (c) => ok(c, feeToWire(await cancellationQuote(c.get('ctx'), c.req.valid('param').id))));
 
   app.openapi(policyRoute, async (c) => ok(c, policyOf(await getBooking(c.get('ctx'), c.req.valid('param').id))));
 
@@ -400,6 +392,17 @@ export function bookingRoutes(app: OpenAPIHono<HttpEnv>) {
   app.openapi(taxInvoicesRoute, async () => {
     throw new NotImplementedError('Tax invoices are not available in v1');
   });
+}
+
+/** The fee preview as GET /bookings/{id}/cancellation-fee (and its alias under /reservations) answers it. */
+export function feeToWire(quote: CancellationQuote): z.infer<typeof FeeWire> {
+  return {
+    booking_id: quote.booking.id,
+    cancellation_fee: amountToNumber(quote.fee),
+    refund_amount: amountToNumber(quote.refund),
+    currency: quote.booking.currency,
+    cancellation_policy: policyOf(quote.booking),
+  };
 }
 
 function policyOf(b: Booking): z.infer<typeof CancellationPolicyWire> {

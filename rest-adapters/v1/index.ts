@@ -9,6 +9,7 @@ import { bookingRoutes } from './bookings.js';
 import { channelRoutes } from './channels.js';
 import { contentRoutes } from './content.js';
 import { propertyRoutes } from './properties.js';
+import { reservationChangeRoutes } from './reservationChanges.js';
 import { reservationRoutes } from './reservations.js';
 import { searchRoutes } from './search.js';
 import { webhookRoutes } from './webhooks.js';
@@ -62,6 +63,7 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   batchRatesRoutes(app);
   bookingRoutes(app);
   reservationRoutes(app);
+  reservationChangeRoutes(app);
   webhookRoutes(app);
   return app;
 }

@@ -63,7 +63,7 @@ const SearchItemWire = z
   })
   .openapi('SearchItem');
 
-const PricingWire = z
+export const PricingWire = z
   .object({
     request_currency: z.string(),
     billable_currency: z.string(),
@@ -251,7 +251,7 @@ function contextToWire(s: SearchContext): z.infer<typeof SearchContextWire> {
   };
 }
 
-function pricingToWire(p: Pricing): z.infer<typeof PricingWire> {
+export function pricingToWire(p: Pricing): z.infer<typeof PricingWire> {
   return {
     request_currency: p.requestCurrency,
     billable_currency: p.billableCurrency,

@@ -128,7 +128,7 @@ const CancellationQuoteRef = builder.objectRef<CancellationQuote>('CancellationQ
 // ---------------------------------------------------------------------------------------------
 // Typed errors: the service's own error classes, registered as object types
 
-const DomainError = builder.interfaceRef<AppError>('DomainError').implement({
+export const DomainError = builder.interfaceRef<AppError>('DomainError').implement({
   description: 'An expected outcome that is not a success; `code` is the code REST gives in error.code',
   fields: (t) => ({
     code: t.exposeString('code'),

@@ -4,6 +4,7 @@ import './properties.js';
 import './search.js';
 import './batchRates.js';
 import './bookings.js';
+import './modifyDates.js';
 import './webhooks.js';
 import './events.js';
 

@@ -100,7 +100,7 @@ const SearchResult = builder
     }),
   });
 
-const PricingRef = builder.objectRef<Pricing>('Pricing').implement({
+export const PricingRef = builder.objectRef<Pricing>('Pricing').implement({
   description: 'Totals in the request currency, and what the channel is billed (KRW)',
   fields: (t) => ({
     requestCurrency: t.field({ type: Currency, resolve: (p) => p.requestCurrency }),
@@ -120,7 +120,7 @@ const NightRef = builder.objectRef<NightLine>('NightPrice').implement({
   }),
 });
 
-const PolicyRef = builder.objectRef<RateOffer['cancellationPolicy']>('CancellationPolicy').implement({
+export const PolicyRef = builder.objectRef<RateOffer['cancellationPolicy']>('CancellationPolicy').implement({
   fields: (t) => ({
     type: t.field({ type: CancellationPolicyType, resolve: (p) => p.type }),
     freeCancellationBefore: t.expose('freeCancellationBefore', { type: 'DateTime', nullable: true }),

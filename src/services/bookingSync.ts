@@ -14,6 +14,7 @@ import {
   voidAttempt,
 } from './bookings.js';
 import { ConflictError, NotFoundError, UpstreamError } from './errors.js';
+import { sweepModifications } from './modifyDates.js';
 
 /**
  * Keeps bookings and the provider in agreement, and applies what the property reports:
@@ -21,7 +22,8 @@ import { ConflictError, NotFoundError, UpstreamError } from './errors.js';
  *     everything refunded;
  *   - a creation or cancellation cut short by a crash (`processing`, `cancelling` older than the
  *     provider's booking deadline) is settled from the provider's view;
- *   - void attempts the provider may still hold are cancelled there;
+ *   - void attempts the provider may still hold are cancelled there; date changes likewise
+ *     (modifyDates.ts, sweepModifications);
  *   - live bookings take the statuses the provider reports (confirmed, failed, checked in, checked
  *     out, no-show, cancelled), each through the state machine with its events.
  * Every step is a conditional update, so several instances may run it at once. The service runs
@@ -87,6 +89,12 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
     }
     report.settled++;
   });
+
+  // Date changes a stopped process left in flight, and void ones the provider may still hold.
+  const changes = await sweepModifications(deps);
+  report.settled += changes.settled;
+  report.cleaned += changes.cleaned;
+  report.failures += changes.failures;
 
   // Void attempts whose booking request may have reached the provider. Done when the provider
   // holds the booking cancelled; when it holds nothing, only once a late request can no longer

@@ -15,7 +15,13 @@ export type LedgerKind =
   /** The charge given back because the provider booked nothing. */
   | 'booking_void'
   /** The refund of a cancelled (or failed) booking: total minus the cancellation fee. */
-  | 'booking_refund';
+  | 'booking_refund'
+  /** A date change to a dearer stay: the difference, debited before the provider is told (reference: the change). */
+  | 'modification_charge'
+  /** That difference given back because the change did not happen. */
+  | 'modification_void'
+  /** A date change to a cheaper stay: the difference, credited once it is made. */
+  | 'modification_refund';
 
 export class InsufficientBalanceError extends AppError {
   constructor(required: Amount, available: Amount) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import type { Booking, LedgerEntry, OutboxEvent } from '../../src/generated/prisma/client.js';
+import type { Booking, BookingModification, LedgerEntry, OutboxEvent } from '../../src/generated/prisma/client.js';
 import { post } from '../../src/services/ledger.js';
 import type { IssuedCredentials } from '../../src/services/operator.js';
 import { offerClaims } from '../../src/services/tokens.js';
@@ -17,17 +17,20 @@ export interface ChannelState {
   bookings: Booking[];
   ledger: LedgerEntry[];
   events: OutboxEvent[];
+  /** Date changes of the channel's bookings, oldest first. */
+  modifications: BookingModification[];
 }
 
 export async function channelState(t: TestService, channelId: string): Promise<ChannelState> {
   const prisma = t.service.deps.db.prisma;
-  const [channel, bookings, ledger, events] = await Promise.all([
+  const [channel, bookings, ledger, events, modifications] = await Promise.all([
     prisma.channel.findUniqueOrThrow({ where: { id: channelId }, select: { balance: true } }),
     prisma.booking.findMany({ where: { channelId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
     prisma.ledgerEntry.findMany({ where: { channelId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
     prisma.outboxEvent.findMany({ where: { channelId }, orderBy: [{ occurredAt: 'asc' }, { id: 'asc' }] }),
+    prisma.bookingModification.findMany({ where: { channelId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
   ]);
-  return { balance: channel.balance, bookings, ledger, events };
+  return { balance: channel.balance, bookings, ledger, events, modifications };
 }
 
 const LIVE_AT_PROVIDER = new Set(['confirmed', 'pending', 'checked_in', 'checked_out', 'no_show']);
@@ -49,11 +52,16 @@ const HISTORIES: Record<string, string[][]> = {
 
 /**
  * (a) the balance is the sum of the channel's ledger entries, and never negative (nor any balance after);
- * (b) a charged booking has exactly one booking_charge of -totalAmount; a void one a booking_void of
- *     +totalAmount; a cancelled or failed one at most one booking_refund, equal to refundAmount (none
- *     when that is 0); no other booking entries, none for an uncharged booking, none without a booking;
- * (c) no booking is left `processing` or `cancelling`;
- * (d) the provider agrees: same status for each live booking, nothing live for a void one;
+ * (b) a charged booking has exactly one booking_charge of -(its total as booked); a void one a
+ *     booking_void of +totalAmount; a cancelled or failed one at most one booking_refund, equal to
+ *     refundAmount (none when that is 0); no other booking entries, none for an uncharged booking,
+ *     none without a booking. Date changes (modifications): an applied one moved the total from its
+ *     fromTotal to its toTotal (applied ones chain from the booked total to totalAmount) and has a
+ *     modification_charge of the difference when dearer, a modification_refund when cheaper; a void
+ *     one a charge and a modification_void of the same difference when dearer, else nothing; none
+ *     when the booking was not charged, none without a change of the channel;
+ * (c) no booking is left `processing` or `cancelling`, no date change `processing`;
+ * (d) the provider agrees: same status, dates and total for each live booking, nothing live for a void one;
  * (e) the outbox holds each booking's history: created (+confirmed) (+cancelled | failed); none when void.
  */
 export async function checkInvariants(t: TestService, channelId: string): Promise<ChannelState> {
@@ -68,7 +76,11 @@ export async function checkInvariants(t: TestService, channelId: string): Promis
 
   // (b)
   const byBooking = new Map(bookings.map((b) => [b.id, b]));
+  const byModification = new Map(state.modifications.map((m) => [m.id, m]));
   for (const e of ledger) {
+    if (e.kind.startsWith('modification_')) {
+      expect(e.reference !== null && byModification.has(e.reference), `(b) ${e.kind} of ${e.amount} refers to a date change of the channel (${e.reference})`).toBe(true);
+    }
     if (!e.kind.startsWith('booking_')) continue;
     expect(e.reference !== null && byBooking.has(e.reference), `(b) ${e.kind} of ${e.amount} refers to a booking of the channel (${e.reference})`).toBe(true);
   }
@@ -76,11 +88,33 @@ export async function checkInvariants(t: TestService, channelId: string): Promis
     const mine = ledger.filter((e) => e.reference === b.id);
     const of = (kind: string) => mine.filter((e) => e.kind === kind);
     const label = `booking ${b.id} (${b.status}, charged=${b.charged})`;
+    const changes = state.modifications.filter((m) => m.bookingId === b.id);
+    const applied = changes.filter((m) => m.state === 'applied').sort((x, y) => x.settledAt!.getTime() - y.settledAt!.getTime());
+    let booked = b.totalAmount;
+    if (applied.length) {
+      for (let i = 1; i < applied.length; i++) {
+        expect(applied[i]!.fromTotal, `(b) ${label}: applied date change ${applied[i]!.id} starts from the total the one before left`).toBe(applied[i - 1]!.toTotal);
+      }
+      expect(applied.at(-1)!.toTotal, `(b) ${label}: the last applied date change left totalAmount`).toBe(b.totalAmount);
+      booked = applied[0]!.fromTotal;
+    }
+    for (const m of changes) {
+      const entries = ledger.filter((e) => e.reference === m.id).map((e) => [e.kind, e.amount]);
+      const difference = m.toTotal - m.fromTotal;
+      const mLabel = `${label}, date change ${m.id} (${m.state}, ${m.fromTotal} -> ${m.toTotal})`;
+      expect(m.charged, `(b) ${mLabel}: charged like its booking`).toBe(b.charged);
+      let expected: [string, bigint][] = [];
+      if (b.charged && m.state === 'applied' && difference > 0n) expected = [['modification_charge', -difference]];
+      if (b.charged && m.state === 'applied' && difference < 0n) expected = [['modification_refund', -difference]];
+      if (b.charged && m.state === 'void' && difference > 0n) expected = [['modification_charge', -difference], ['modification_void', difference]];
+      const sort = (rows: unknown[][]) => rows.map((r) => r.join(':')).sort();
+      expect(sort(entries), `(b) ${mLabel}: its ledger entries`).toEqual(sort(expected));
+    }
     if (!b.charged) {
       expect(mine.map((e) => e.kind), `(b) ${label}: no ledger entries when not charged`).toEqual([]);
       continue;
     }
-    expect(of('booking_charge').map((e) => e.amount), `(b) ${label}: one booking_charge of -total`).toEqual([-b.totalAmount]);
+    expect(of('booking_charge').map((e) => e.amount), `(b) ${label}: one booking_charge of -(total as booked)`).toEqual([-booked]);
     if (b.status === 'void') {
       expect(of('booking_void').map((e) => e.amount), `(b) ${label}: one booking_void of +total`).toEqual([b.totalAmount]);
     } else {
@@ -102,6 +136,8 @@ export async function checkInvariants(t: TestService, channelId: string): Promis
   // (c)
   const stuck = bookings.filter((b) => b.status === 'processing' || b.status === 'cancelling').map((b) => `${b.id}:${b.status}`);
   expect(stuck, '(c) no booking left processing or cancelling').toEqual([]);
+  const changing = state.modifications.filter((m) => m.state === 'processing').map((m) => `${m.bookingId}:${m.id}`);
+  expect(changing, '(c) no date change left processing').toEqual([]);
 
   // (d)
   for (const b of bookings) {
@@ -114,6 +150,10 @@ export async function checkInvariants(t: TestService, channelId: string): Promis
     } else {
       expect(provider?.status ?? null, `(d) booking ${b.id}: the provider's status`).toBe(b.status);
       expect(provider!.total, `(d) booking ${b.id}: the provider's total`).toBe(Number(b.totalAmount));
+      expect([provider!.checkin, provider!.checkout], `(d) booking ${b.id}: the provider's dates`).toEqual([
+        b.checkin.toISOString().slice(0, 10),
+        b.checkout.toISOString().slice(0, 10),
+      ]);
     }
   }
 

@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import { PriceChangedError, SoldOutError } from '../services/bookings.js';
+import { InsufficientBalanceError } from '../services/ledger.js';
+import { modifyBookingDates, ModificationNotAllowedError, modifyDatesRules, type DatesChange } from '../services/modifyDates.js';
+import { VISIBLE_STATUSES } from '../services/bookingStates.js';
+import { builder } from './builder.js';
+import { BookingRef, BookingStatus, DomainError } from './bookings.js';
+import { PolicyRef, PricingRef } from './search.js';
+
+/**
+ * The GraphQL twin of POST /channel/v1/reservations/{id}/modify-dates: the same service, scope
+ * and rules. Expected refusals (sold out, price moved, balance too low, a booking whose dates can
+ * no longer change) are members of the result union; the rest are top-level errors, as for the
+ * other booking mutations.
+ */
+
+const DatesChangeRef = builder.objectRef<DatesChange>('BookingDatesChange').implement({
+  description: "A change of a booking's dates: what it would be (preview) or what was done",
+  fields: (t) => ({
+    preview: t.exposeBoolean('preview', { description: 'True: nothing was changed' }),
+    modificationId: t.exposeID('modificationId', { nullable: true, description: 'The id of the change made; null on a preview' }),
+    booking: t.field({ type: BookingRef, description: 'The booking: as it is (preview), or with the new dates (commit)', resolve: (d) => d.booking }),
+    previousCheckin: t.exposeString('previousCheckin', { description: 'YYYY-MM-DD' }),
+    previousCheckout: t.exposeString('previousCheckout', { description: 'YYYY-MM-DD' }),
+    checkin: t.exposeString('checkin', { description: 'The new check-in date' }),
+    checkout: t.exposeString('checkout', { description: 'The new check-out date' }),
+    nights: t.exposeInt('nights'),
+    pricing: t.field({ type: PricingRef, description: "The new stay, in the booking's request currency and in KRW as billed", resolve: (d) => d.pricing }),
+    oldTotal: t.expose('oldTotal', { type: 'Money', description: 'KRW' }),
+    newTotal: t.expose('newTotal', { type: 'Money', description: 'KRW' }),
+    difference: t.expose('difference', {
+      type: 'Money',
+      description: 'newTotal - oldTotal: positive is charged, negative refunded (production; the sandbox moves no money)',
+    }),
+    changeFee: t.expose('changeFee', { type: 'Money', description: 'Always 0: dates can change only while cancelling is free' }),
+    currency: t.string({ resolve: (d) => d.booking.currency }),
+    cancellationPolicy: t.field({
+      type: PolicyRef,
+      description: "The rate plan's policy, with its deadline for the new check-in",
+      resolve: (d) => d.cancellationPolicy,
+    }),
+    freeChangeBefore: t.expose('freeChangeBefore', {
+      type: 'DateTime',
+      nullable: true,
+      description: "Until when the booking's dates can change (its free-cancellation deadline)",
+    }),
+  }),
+});
+
+const NotAllowedReason = builder.enumType('ModificationNotAllowedReason', {
+  values: ['not_confirmed', 'checked_in', 'check_in_day_reached', 'free_change_period_ended', 'multi_room'] as const,
+});
+
+builder.objectType(ModificationNotAllowedError, {
+  name: 'ModificationNotAllowedError',
+  description:
+    "MODIFICATION_NOT_ALLOWED: the booking's dates can no longer change (reason: not confirmed, checked in, check-in day " +
+    'reached, free cancellation over, or a room of a multi-room reservation). Nothing was changed',
+  interfaces: [DomainError],
+  fields: (t) => ({
+    bookingId: t.id({ resolve: (e) => String(e.details?.booking_id ?? '') }),
+    status: t.field({
+      type: BookingStatus,
+      resolve: (e) => {
+        const status = e.details?.status;
+        if (typeof status !== 'string' || !(VISIBLE_STATUSES as readonly string[]).includes(status)) throw new Error(`MODIFICATION_NOT_ALLOWED carries status ${String(status)}`);
+        return status as (typeof VISIBLE_STATUSES)[number];
+      },
+    }),
+    reason: t.field({ type: NotAllowedReason, resolve: (e) => e.details?.reason as (typeof NotAllowedReason.$inferType) }),
+  }),
+});
+
+const ModifyBookingDatesInput = builder.inputType('ModifyBookingDatesInput', {
+  description: 'New dates for a booking (REST: POST /channel/v1/reservations/{id}/modify-dates); occupancy, room and rate stay',
+  fields: (t) => ({
+    checkin: t.string({ required: true, description: 'YYYY-MM-DD, from today at the property' }),
+    checkout: t.string({ required: true, description: 'YYYY-MM-DD, 1 to 30 nights after checkin' }),
+    preview: t.boolean({ description: 'True: only say what the change would be (default false: make it)' }),
+  }),
+});
+
+const modifyArgs = z.object({
+  id: z.string().min(1).max(64),
+  input: z.object({ checkin: modifyDatesRules.checkin, checkout: modifyDatesRules.checkout, preview: modifyDatesRules.preview.nullish() }),
+});
+
+builder.mutationFields((t) => ({
+  modifyBookingDates: t.field({
+    type: DatesChangeRef,
+    description:
+      "Changes a booking's dates, or previews the change (REST: POST /channel/v1/reservations/{id}/modify-dates). The new " +
+      'stay is re-priced by the provider; in production the difference is charged from the balance or refunded to it, and ' +
+      'reservation.modified is sent. Only a confirmed single-room booking, before its check-in day and while it can be ' +
+      'cancelled free of charge. A provider failure is a top-level UPSTREAM_ERROR and changes nothing',
+    authScopes: { scope: 'reservations:write' },
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: ModifyBookingDatesInput, required: true }) },
+    validate: { schema: modifyArgs },
+    errors: {
+      types: [SoldOutError, PriceChangedError, InsufficientBalanceError, ModificationNotAllowedError],
+      union: { name: 'ModifyBookingDatesResult' },
+      result: { name: 'ModifyBookingDatesSuccess' },
+      dataField: { name: 'change' },
+    },
+    resolve: (_root, { id, input }, ctx) =>
+      modifyBookingDates(
+        ctx,
+        String(id),
+        { checkin: input.checkin, checkout: input.checkout, preview: input.preview ?? false },
+        { checkin: 'input.checkin', checkout: 'input.checkout' },
+      ),
+  }),
+}));

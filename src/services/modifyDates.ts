@@ -1,0 +1,437 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { callOptions, principalOf, type AppDeps, type RequestContext } from '../context.js';
+import { TRANSACTION_OPTIONS } from '../db/client.js';
+import { Prisma, type Booking, type BookingModification } from '../generated/prisma/client.js';
+import type { RoomOccupancy } from '../upstream/protocol.js';
+import type { BookingStatus } from './bookingStates.js';
+import { dateOnly, getBooking, recordEvents, requestLeaseMs, SoldOutError, PriceChangedError } from './bookings.js';
+import { freeCancellationBefore } from './cancellation.js';
+import { ConflictError, UpstreamError, ValidationError } from './errors.js';
+import { post } from './ledger.js';
+import { currencySchema, type Amount, type Currency } from './money.js';
+import { findRoomType, getProperty, type CancellationPolicyType } from './properties.js';
+import { inclusive, localDate, normalizeStay, pricingOf, searchRules, SNAKE_NAMES, type FieldNames, type Pricing } from './search.js';
+
+/**
+ * Date changes of a booking (POST /channel/v1/reservations/{id}/modify-dates, GraphQL
+ * `modifyBookingDates`): the same room type, rate plan and party on new dates, re-priced by the
+ * provider. A preview changes nothing; a commit follows the steps of a booking's creation
+ * (docs/decisions.md, "Bookings (v1)"), because the provider is a separate system:
+ *   1. one transaction: the booking row locked and checked again, the change written
+ *      `processing` (at most one per booking, by a partial unique index) and, when the booking
+ *      was charged and the new stay is dearer, the difference debited (402: nothing written);
+ *   2. the provider moves the booking, idempotent on the change's id;
+ *   3. one transaction: the booking takes the new dates, amounts and cancellation deadline, a
+ *      cheaper stay is refunded, and `reservation.modified` goes to the outbox; or, when the
+ *      provider refused or failed, or the booking changed meanwhile (a cancellation won), the
+ *      change is void with the charge given back, and the provider told to abort it.
+ * A process stopping between the steps leaves a `processing` change the sweeper
+ * (`sweepModifications`, run by the booking sync) aborts at the provider and voids.
+ *
+ * Rules: only a confirmed booking of one room, before its check-in day (property time zone) and
+ * while it can still be cancelled free of charge; so a change never costs a fee (`change_fee` 0).
+ * Occupancy, room type and rate plan stay; the rate plan's current policy applies to the new stay.
+ */
+
+/** Why a booking's dates cannot change; `details.reason` of MODIFICATION_NOT_ALLOWED. */
+export type NotAllowedReason = 'not_confirmed' | 'checked_in' | 'check_in_day_reached' | 'free_change_period_ended' | 'multi_room';
+
+export class ModificationNotAllowedError extends ConflictError {
+  constructor(booking: Pick<Booking, 'id' | 'status'>, reason: NotAllowedReason, message: string) {
+    super('MODIFICATION_NOT_ALLOWED', message, { booking_id: booking.id, status: booking.status, reason });
+  }
+}
+
+export class ModificationInProgressError extends ConflictError {
+  constructor(id: string) {
+    super('MODIFICATION_IN_PROGRESS', 'Another change of this booking is being made; read the booking and retry', { booking_id: id });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input
+
+export const modifyDatesRules = {
+  checkin: searchRules.checkin,
+  checkout: searchRules.checkout,
+  preview: z.boolean(),
+};
+
+export interface ModifyDatesInput {
+  checkin: string;
+  checkout: string;
+  /** True: only say what the change would be. */
+  preview?: boolean | undefined;
+}
+
+/** Names of the input fields as a surface spells them. */
+export type ModifyDatesNames = Pick<FieldNames, 'checkin' | 'checkout'>;
+
+export interface DatesChange {
+  preview: boolean;
+  /** The booking as it is now: unchanged on a preview, with the new dates after a commit. */
+  booking: Booking;
+  previousCheckin: string;
+  previousCheckout: string;
+  checkin: string;
+  checkout: string;
+  nights: number;
+  /** The new stay, in the booking's request currency and in KRW as billed. */
+  pricing: Pricing;
+  /** KRW. */
+  oldTotal: Amount;
+  newTotal: Amount;
+  /** newTotal - oldTotal: > 0 is charged, < 0 refunded (production; the sandbox moves no money). */
+  difference: Amount;
+  /** Always 0: a change is allowed only while free cancellation is. */
+  changeFee: Amount;
+  /** The policy of the new stay: the rate plan's, with its deadline for the new check-in. */
+  cancellationPolicy: { type: CancellationPolicyType; freeCancellationBefore: Date | null };
+  /** Until when the booking's dates can be changed (its free-cancellation deadline as booked). */
+  freeChangeBefore: Date | null;
+  /** The change's id (a commit), null on a preview. */
+  modificationId: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Preview and commit
+
+export async function modifyBookingDates(
+  ctx: RequestContext,
+  id: string,
+  input: ModifyDatesInput,
+  names: ModifyDatesNames = SNAKE_NAMES,
+): Promise<DatesChange> {
+  const { deps } = ctx;
+  const booking = await roomToChange(deps, await getBooking(ctx, id));
+  const now = deps.clock();
+  checkDates(booking, input, now, names);
+  refuseChange(booking, now);
+
+  const quote = await quoteChange(ctx, booking, input);
+  if (input.preview) return quote;
+  return commit(ctx, booking, quote);
+}
+
+/** New dates: valid as a search's (1 to 30 nights, not past, within 500 days), from today at the property, and new. */
+function checkDates(booking: Booking, input: ModifyDatesInput, now: Date, names: ModifyDatesNames): void {
+  normalizeStay(
+    { checkin: input.checkin, checkout: input.checkout, occupancy: occupancyOf(booking) },
+    now,
+    { ...SNAKE_NAMES, ...names },
+  );
+  const today = localDate(now, booking.timezone);
+  if (input.checkin < today) throw new ValidationError([{ field: names.checkin, reason: `must not be before today at the property (${today})` }]);
+  if (input.checkin === dateOnly(booking.checkin) && input.checkout === dateOnly(booking.checkout)) {
+    throw new ValidationError([{ field: names.checkin, reason: 'the booking already has these dates' }]);
+  }
+}
+
+/**
+ * Only a confirmed booking, before its check-in day in the property's time zone and while it can
+ * still be cancelled free of charge (a later change would dodge the cancellation fee).
+ */
+function refuseChange(booking: Booking, now: Date): void {
+  const status = booking.status as BookingStatus;
+  if (status === 'checked_in' || status === 'checked_out' || status === 'no_show') {
+    throw new ModificationNotAllowedError(booking, 'checked_in', 'The dates cannot change once the guest has checked in');
+  }
+  if (status !== 'confirmed') {
+    throw new ModificationNotAllowedError(booking, 'not_confirmed', `The dates of a booking that is ${status} cannot change; only a confirmed booking's can`);
+  }
+  if (localDate(now, booking.timezone) >= dateOnly(booking.checkin)) {
+    throw new ModificationNotAllowedError(booking, 'check_in_day_reached', 'The dates cannot change on or after the check-in day');
+  }
+  const freeBefore = freeChangeBefore(booking);
+  if (freeBefore === null || now.getTime() >= freeBefore.getTime()) {
+    throw new ModificationNotAllowedError(
+      booking,
+      'free_change_period_ended',
+      freeBefore === null
+        ? 'The dates of a non-refundable booking cannot change'
+        : `The dates could be changed until ${freeBefore.toISOString()}, while cancelling was free`,
+    );
+  }
+}
+
+function freeChangeBefore(booking: Booking): Date | null {
+  const policy = (booking.cancellationPolicy ?? 'non_refundable') as CancellationPolicyType;
+  return freeCancellationBefore(policy, dateOnly(booking.checkin), booking.timezone);
+}
+
+const LIVE: BookingStatus[] = ['pending', 'confirmed', 'cancelling', 'checked_in'];
+
+/**
+ * The room whose dates change. A reservation (spec §4.8) is an itinerary whose id is its first
+ * room's; the id of any of its rooms names it. Its one live room is the one to change (the first
+ * may have been cancelled alone); with several live rooms, they would have to move together, which
+ * is not supported: 409 multi_room. With none, the named booking answers the refusal.
+ */
+async function roomToChange(deps: AppDeps, booking: Booking): Promise<Booking> {
+  const live = await deps.db.prisma.booking.findMany({
+    where: { channelId: booking.channelId, itineraryId: booking.itineraryId, status: { in: LIVE } },
+    take: 2,
+  });
+  if (live.length > 1) {
+    throw new ModificationNotAllowedError(
+      booking,
+      'multi_room',
+      'This reservation has several live rooms; their dates cannot change here (cancel and book again, or cancel rooms first)',
+    );
+  }
+  return live[0] ?? booking;
+}
+
+function occupancyOf(booking: Booking): RoomOccupancy[] {
+  return booking.occupancy as unknown as RoomOccupancy[];
+}
+
+/** The provider's price and stock for the new dates, and what the change comes to. */
+async function quoteChange(ctx: RequestContext, booking: Booking, input: ModifyDatesInput): Promise<DatesChange> {
+  const answer = await ctx.deps.upstream.quoteChange(booking.id, { checkin: input.checkin, checkout: input.checkout }, callOptions(ctx));
+  if (answer === null) {
+    ctx.logger.error({ booking: booking.id }, 'the provider does not know a confirmed booking');
+    throw new UpstreamError('The inventory provider does not know this booking');
+  }
+  if (answer === 'not_modifiable') {
+    // The property reports the guest arrived; the booking sync brings that status over.
+    throw new ModificationNotAllowedError(booking, 'checked_in', 'The provider reports that the guest has arrived; the dates cannot change');
+  }
+  if (answer.status === 'sold_out' || !answer.rate) throw new SoldOutError();
+  // The rate plan's policy now; a plan gone from the catalog cannot be booked again: sold out.
+  const property = await getProperty(ctx, booking.propertyId);
+  const plan = findRoomType(property, booking.roomtypeId).ratePlans.find((p) => p.id === booking.rateplanId);
+  if (!plan) throw new SoldOutError();
+
+  const currency = currencySchema.catch('KRW').parse(booking.requestCurrency) as Currency;
+  const pricing = pricingOf(answer.rate, currency);
+  const newTotal = inclusive(answer.rate);
+  const nights = Math.round((Date.parse(input.checkout) - Date.parse(input.checkin)) / 86_400_000);
+  return {
+    preview: true,
+    booking,
+    previousCheckin: dateOnly(booking.checkin),
+    previousCheckout: dateOnly(booking.checkout),
+    checkin: input.checkin,
+    checkout: input.checkout,
+    nights,
+    pricing,
+    oldTotal: booking.totalAmount,
+    newTotal,
+    difference: newTotal - booking.totalAmount,
+    changeFee: 0n,
+    cancellationPolicy: {
+      type: plan.cancellationPolicy,
+      freeCancellationBefore: freeCancellationBefore(plan.cancellationPolicy, input.checkin, booking.timezone),
+    },
+    freeChangeBefore: freeChangeBefore(booking),
+    modificationId: null,
+  };
+}
+
+function transact<T>(deps: AppDeps, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  return deps.db.prisma.$transaction(fn, TRANSACTION_OPTIONS);
+}
+
+function dateValue(date: string): Date {
+  return new Date(`${date}T00:00:00.000Z`);
+}
+
+/** The stay the booking had when the change was quoted: the change applies only to that. */
+function sameStay(booking: Booking, quote: DatesChange) {
+  return {
+    id: booking.id,
+    status: 'confirmed' as const,
+    checkin: dateValue(quote.previousCheckin),
+    checkout: dateValue(quote.previousCheckout),
+    totalAmount: quote.oldTotal,
+  };
+}
+
+async function commit(ctx: RequestContext, booking: Booking, quote: DatesChange): Promise<DatesChange> {
+  const { deps } = ctx;
+  const { channelId } = principalOf(ctx);
+  const modificationId = randomUUID();
+  const now = deps.clock();
+
+  // 1. Reserve: the row locked, checked again, the change written and a dearer stay paid for.
+  let modification: BookingModification;
+  try {
+    modification = await transact(deps, async (tx) => {
+      await tx.$queryRaw`SELECT "id" FROM "bookings" WHERE "id" = ${booking.id}::uuid FOR UPDATE`;
+      const current = await tx.booking.findFirstOrThrow({ where: { id: booking.id } });
+      refuseChange(current, now);
+      if (!matches(current, sameStay(booking, quote))) throw bookingChanged();
+      const written = await tx.bookingModification.create({
+        data: {
+          id: modificationId,
+          bookingId: booking.id,
+          channelId,
+          state: 'processing',
+          fromCheckin: dateValue(quote.previousCheckin),
+          fromCheckout: dateValue(quote.previousCheckout),
+          toCheckin: dateValue(quote.checkin),
+          toCheckout: dateValue(quote.checkout),
+          fromTotal: quote.oldTotal,
+          toTotal: quote.newTotal,
+          toRequestAmount: quote.pricing.inclusive,
+          cancellationPolicy: quote.cancellationPolicy.type,
+          charged: current.charged,
+          createdAt: now,
+        },
+      });
+      if (current.charged && quote.difference > 0n) await post(tx, channelId, -quote.difference, 'modification_charge', modificationId);
+      return written;
+    });
+  } catch (error) {
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw new ModificationInProgressError(booking.id);
+    throw error;
+  }
+
+  // 2. The provider. Not tied to the client's connection: a client going away must not leave
+  //    the change half made.
+  let outcome;
+  try {
+    outcome = await deps.upstream.modifyBooking(
+      booking.id,
+      { modification_id: modificationId, checkin: quote.checkin, checkout: quote.checkout, total: Number(quote.newTotal) },
+      { scenario: ctx.scenario },
+    );
+  } catch (error) {
+    if (!(error instanceof UpstreamError)) throw error;
+    // It may or may not have applied: abort it there (which also stops a late duplicate), then void.
+    await voidModification(deps, modification, !(await abortAtProvider(deps, modification)));
+    throw error;
+  }
+  if (!outcome.ok) {
+    // A refusal applied nothing.
+    await voidModification(deps, modification, false);
+    if (outcome.reason === 'sold_out') throw new SoldOutError();
+    if (outcome.reason === 'price_mismatch') throw new PriceChangedError();
+    if (outcome.reason === 'not_modifiable') {
+      throw new ModificationNotAllowedError(booking, 'checked_in', 'The provider reports that the guest has arrived; the dates cannot change');
+    }
+    throw new UpstreamError('The inventory provider could not change the booking');
+  }
+
+  // 3. Settle: the booking takes the change, unless something else moved it first.
+  const settled = await applyModification(deps, booking, modification);
+  if (!settled) {
+    await voidModification(deps, modification, !(await abortAtProvider(deps, modification)));
+    const current = await deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.id } });
+    refuseChange(current, deps.clock());
+    throw bookingChanged();
+  }
+  return { ...quote, preview: false, booking: settled, modificationId };
+}
+
+function matches(booking: Booking, stay: ReturnType<typeof sameStay>): boolean {
+  return (
+    booking.status === stay.status &&
+    booking.checkin.getTime() === stay.checkin.getTime() &&
+    booking.checkout.getTime() === stay.checkout.getTime() &&
+    booking.totalAmount === stay.totalAmount
+  );
+}
+
+function bookingChanged(): ConflictError {
+  return new ConflictError('BOOKING_CHANGED', 'The booking changed while its dates were being changed; read it and retry');
+}
+
+/**
+ * The booking takes the change in one transaction (dates, amounts, policy and deadline, the
+ * refund of a cheaper stay, `reservation.modified`). Null when the booking is no longer the one
+ * the change was made for (a cancellation won) or the change is no longer in flight.
+ */
+async function applyModification(deps: AppDeps, booking: Booking, m: BookingModification): Promise<Booking | null> {
+  const now = deps.clock();
+  return transact(deps, async (tx) => {
+    const { count } = await tx.booking.updateMany({
+      where: { id: booking.id, status: 'confirmed', checkin: m.fromCheckin, checkout: m.fromCheckout, totalAmount: m.fromTotal },
+      data: {
+        checkin: m.toCheckin,
+        checkout: m.toCheckout,
+        totalAmount: m.toTotal,
+        netAmount: m.toTotal,
+        requestAmount: m.toRequestAmount,
+        cancellationPolicy: m.cancellationPolicy,
+        cancellationDeadline: freeCancellationBefore(m.cancellationPolicy as CancellationPolicyType, dateOnly(m.toCheckin), booking.timezone),
+        updatedAt: now,
+      },
+    });
+    if (count === 0) return null;
+    const claimed = await tx.bookingModification.updateMany({ where: { id: m.id, state: 'processing' }, data: { state: 'applied', settledAt: now } });
+    // The sweeper voided it meanwhile (only after the request's lease): roll the booking back.
+    if (claimed.count === 0) throw bookingChanged();
+    const difference = m.toTotal - m.fromTotal;
+    if (m.charged && difference < 0n) await post(tx, m.channelId, -difference, 'modification_refund', m.id);
+    const updated = await tx.booking.findUniqueOrThrow({ where: { id: booking.id } });
+    await recordEvents(tx, updated, ['reservation.modified'], now);
+    return updated;
+  });
+}
+
+/** The change did not happen: void, the charge given back once; `cleanup` while the provider may still hold it. */
+async function voidModification(deps: AppDeps, m: BookingModification, cleanup: boolean): Promise<boolean> {
+  const now = deps.clock();
+  return transact(deps, async (tx) => {
+    const { count } = await tx.bookingModification.updateMany({
+      where: { id: m.id, state: 'processing' },
+      data: { state: 'void', settledAt: now, upstreamCleanup: cleanup },
+    });
+    if (count === 0) return false;
+    const difference = m.toTotal - m.fromTotal;
+    if (m.charged && difference > 0n) await post(tx, m.channelId, difference, 'modification_void', m.id);
+    return true;
+  });
+}
+
+/** Tells the provider to abort the change; true when it answered (it holds the booking as before, or nothing). */
+async function abortAtProvider(deps: AppDeps, m: Pick<BookingModification, 'id' | 'bookingId'>): Promise<boolean> {
+  try {
+    const answer = await deps.upstream.abortModification(m.bookingId, m.id);
+    if (answer === null) deps.logger.warn({ booking: m.bookingId, modification: m.id }, 'the provider does not know a booking whose change is aborted');
+    return true;
+  } catch (error) {
+    if (error instanceof UpstreamError) return false;
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sweeper
+
+const SWEEP_BATCH = 200;
+
+/**
+ * Settles what requests left behind: a `processing` change older than a request can take (the
+ * process stopped; no answer was given) is aborted at the provider and voided with its charge
+ * given back; a void change the provider may still hold is aborted there until it answers.
+ * Conditional updates throughout, so several instances may run it at once. Returns the number of
+ * changes settled or cleaned.
+ */
+export async function sweepModifications(deps: AppDeps): Promise<{ settled: number; cleaned: number; failures: number }> {
+  const { prisma } = deps.db;
+  const stale = new Date(deps.clock().getTime() - requestLeaseMs(deps));
+  const report = { settled: 0, cleaned: 0, failures: 0 };
+  const stuck = await prisma.bookingModification.findMany({ where: { state: 'processing', createdAt: { lt: stale } }, take: SWEEP_BATCH });
+  for (const m of stuck) {
+    if (!(await abortAtProvider(deps, m))) {
+      report.failures++;
+      continue;
+    }
+    if (await voidModification(deps, m, false)) report.settled++;
+  }
+  const leftovers = await prisma.bookingModification.findMany({ where: { state: 'void', upstreamCleanup: true }, take: SWEEP_BATCH });
+  for (const m of leftovers) {
+    if (!(await abortAtProvider(deps, m))) {
+      report.failures++;
+      continue;
+    }
+    const { count } = await prisma.bookingModification.updateMany({ where: { id: m.id, upstreamCleanup: true }, data: { upstreamCleanup: false } });
+    report.cleaned += count;
+  }
+  return report;
+}
+
