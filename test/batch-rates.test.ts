@@ -1,8 +1,12 @@
+import { createServer } from 'node:http';
+import { once } from 'node:events';
 import { parse } from 'graphql';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { IssuedCredentials } from '../src/services/operator.js';
 import { documentCost } from '../src/services/queryCost.js';
 import { startSimulator } from '../src/simulator/server.js';
+import { UpstreamClient } from '../src/upstream/client.js';
 import { day } from './helpers/flow.js';
 import { apiKey, startTestService, type TestService } from './helpers/service.js';
 
@@ -423,5 +427,59 @@ describe('the provider batch (simulator and client)', () => {
     } finally {
       await sim.close();
     }
+  });
+});
+
+describe('the upstream client', () => {
+  it('takes an answer with another number of items than asked for as a provider fault (502), never a crash', async () => {
+    let requests = 0;
+    const server = createServer((req, res) => {
+      requests++;
+      req.resume();
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ items: [] }));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as { port: number };
+    const client = new UpstreamClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      connections: 2,
+      deadlines: { content: 1000, search: 1000, booking: 1000 },
+      breaker: { threshold: 100, cooldownMs: 1000 },
+      logger: pino({ level: 'silent' }),
+    });
+    try {
+      const stay = { checkin: CHECKIN, checkout: CHECKOUT, occupancy: [{ adults: 2, children_ages: [] }], detail: 'rates' as const };
+      await expect(client.availabilityBatch({ items: [{ ...stay, property_ids: [1] }] })).rejects.toMatchObject({ status: 502, code: 'UPSTREAM_ERROR' });
+      // Not retried: the answer was there, it just did not fit.
+      expect(requests).toBe(1);
+    } finally {
+      await client.close();
+      server.close();
+    }
+  });
+});
+
+describe('in production', () => {
+  let prod: TestService;
+  beforeAll(async () => {
+    prod = await startTestService({ CHANNEL_ENV: 'production' });
+  });
+  afterAll(() => prod?.close());
+
+  it('prices without touching the balance or the ledger, and ignores X-Test-Scenario', async () => {
+    const who = await prod.channel({ balance: 1_000_000n });
+    const prisma = prod.service.deps.db.prisma;
+    const entries = await prisma.ledgerEntry.count({ where: { channelId: who.user_id } });
+    const res = await prod.request('/channel/v1/search/rates/batch', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-test-scenario': 'upstream_error', ...apiKey(who) },
+      body: JSON.stringify({ items: [{ property_id: 1, checkin: CHECKIN, checkout: CHECKOUT, adults: 2 }, { property_id: 2, checkin: CHECKIN, checkout: CHECKOUT, adults: 2 }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()).data as Result[]).map((r) => r.status)).toEqual(['ok', 'ok']);
+    expect((await prisma.channel.findUniqueOrThrow({ where: { id: who.user_id } })).balance).toBe(1_000_000n);
+    expect(await prisma.ledgerEntry.count({ where: { channelId: who.user_id } })).toBe(entries);
   });
 });
