@@ -18,9 +18,10 @@ import { connectionFacts, type HttpEnv } from './http.js';
 /**
  * Security headers on every answer (Hono's secureHeaders): nosniff, no framing, no referrer, and
  * Strict-Transport-Security on answers sent over HTTPS. API answers (JSON, CSV, files) get
- * `default-src 'none'`: nothing in them may run if a browser renders one. The two HTML pages get
+ * `default-src 'none'`: nothing in them may run if a browser renders one. The HTML pages get
  * what they need: the docs page loads only its own assets; GraphiQL (Yoga's page) loads its
- * scripts, styles and workers from unpkg.com and runs one inline script.
+ * scripts, styles and workers from unpkg.com and runs one inline script; an HTML answer that
+ * sets its own policy (the booking voucher: one inline style, nothing else) keeps it.
  */
 export function securityHeaders(deps: AppDeps): MiddlewareHandler<HttpEnv> {
   const common = {
@@ -65,7 +66,10 @@ export function securityHeaders(deps: AppDeps): MiddlewareHandler<HttpEnv> {
     await next();
     const html = c.res.headers.get('content-type')?.startsWith('text/html') ?? false;
     const set = !html ? api : c.req.path === '/graphql' ? graphiql : docsPage;
+    // An HTML answer that brings its own policy (the booking voucher: inline style only) keeps it.
+    const own = html ? c.res.headers.get('content-security-policy') : null;
     await set(c, noop);
+    if (own) c.res.headers.set('Content-Security-Policy', own);
     if (isHttps(connectionFacts(c), deps.config.trustedProxies)) {
       c.res.headers.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     }

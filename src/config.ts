@@ -150,6 +150,18 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   /** How long SIGTERM waits for in-flight requests before closing anyway. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * Voucher e-mails go out through this SMTP server (smtp://user:pass@host:587, smtps://... for
+   * TLS from the start); unset: they are written as .eml files under DATA_DIR/outbox-mail.
+   */
+  SMTP_URL: z
+    .url()
+    .refine((v) => /^smtps?:$/.test(new URL(v).protocol), 'an smtp:// or smtps:// URL')
+    .optional(),
+  /** The From address of voucher e-mails (needed with SMTP_URL: a relay refuses the placeholder). */
+  MAIL_FROM: z.email('an e-mail address').max(254).optional(),
+  /** A TrueType/OpenType font for voucher PDFs, for names in scripts Helvetica lacks (Hangul, kana, ...). */
+  VOUCHER_PDF_FONT: z.string().optional(),
 });
 
 export type Config = Readonly<{
@@ -212,6 +224,8 @@ export type Config = Readonly<{
   };
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
+  mail: { smtpUrl: string | undefined; from: string };
+  vouchers: { pdfFont: string | undefined };
 }>;
 
 export class ConfigError extends Error {
@@ -238,6 +252,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
     throw new ConfigError('invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
+  if (e.SMTP_URL && !e.MAIL_FROM) {
+    throw new ConfigError('invalid configuration:\n  MAIL_FROM: needed with SMTP_URL (the sender address of voucher e-mails)');
   }
   return Object.freeze({
     port: e.PORT,
@@ -307,6 +324,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    // The file transport's placeholder sender: .invalid never resolves (RFC 2606).
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? 'vouchers@channel.invalid' },
+    vouchers: { pdfFont: e.VOUCHER_PDF_FONT === undefined ? undefined : absolute(e.VOUCHER_PDF_FONT) },
   });
 }
 

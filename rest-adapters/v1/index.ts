@@ -11,6 +11,7 @@ import { contentRoutes } from './content.js';
 import { propertyRoutes } from './properties.js';
 import { reservationChangeRoutes } from './reservationChanges.js';
 import { reservationRoutes } from './reservations.js';
+import { reservationVoucherRoutes } from './reservationVouchers.js';
 import { searchRoutes } from './search.js';
 import { webhookRoutes } from './webhooks.js';
 
@@ -64,6 +65,7 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   bookingRoutes(app);
   reservationRoutes(app);
   reservationChangeRoutes(app);
+  reservationVoucherRoutes(app);
   webhookRoutes(app);
   return app;
 }

@@ -5,6 +5,7 @@ import './search.js';
 import './batchRates.js';
 import './bookings.js';
 import './modifyDates.js';
+import './vouchers.js';
 import './webhooks.js';
 import './events.js';
 

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { sendVoucher, voucherLinks, voucherRules, VOUCHER_FORMATS, type VoucherDelivery, type VoucherLinks } from '../services/vouchers.js';
+import { builder } from './builder.js';
+import { orNull } from './orNull.js';
+
+/**
+ * Vouchers: the GraphQL twins of GET /channel/v1/reservations/{id}/voucher (where to fetch it)
+ * and POST /channel/v1/reservations/{id}/send-voucher, over the same services and input rules.
+ */
+
+const VoucherFormat = builder.enumType('VoucherFormat', {
+  description: 'pdf (A4) or html (one self-contained page)',
+  values: VOUCHER_FORMATS,
+});
+
+const VoucherRef = builder.objectRef<VoucherLinks>('Voucher').implement({
+  description:
+    "Where a booking's voucher is. The URLs are relative to the service (like v2's links): fetch them with the same " +
+    'credential (voucher:read). The voucher covers every room of the reservation the booking belongs to',
+  fields: (t) => ({
+    bookingId: t.exposeID('bookingId'),
+    reservationId: t.exposeID('reservationId', { description: 'The id of the reservation (its first room)' }),
+    pdfUrl: t.exposeString('pdfUrl', { description: '/channel/v1/reservations/{id}/voucher?format=pdf' }),
+    htmlUrl: t.exposeString('htmlUrl', { description: '/channel/v1/reservations/{id}/voucher?format=html' }),
+  }),
+});
+
+const VoucherDeliveryRef = builder.objectRef<VoucherDelivery>('VoucherDelivery').implement({
+  description: 'A voucher e-mail handed to the mail server (or written to the outbox without one)',
+  fields: (t) => ({
+    messageId: t.exposeString('messageId', { description: 'The Message-ID header of the e-mail' }),
+    to: t.exposeString('to'),
+    format: t.field({ type: VoucherFormat, resolve: (d) => d.format }),
+    sentAt: t.expose('sentAt', { type: 'DateTime' }),
+  }),
+});
+
+const SendVoucherInput = builder.inputType('SendVoucherInput', {
+  description: 'The body of POST /channel/v1/reservations/{id}/send-voucher',
+  fields: (t) => ({
+    to: t.string({ description: "One plain address. Default: the booking's booker e-mail (required when it has none)" }),
+    format: t.field({ type: VoucherFormat, description: 'The attachment; default pdf' }),
+  }),
+});
+
+const voucherId = z.string().min(1).max(64);
+
+const sendArgs = z.object({
+  id: voucherId,
+  input: z.object({ to: voucherRules.to.nullish(), format: voucherRules.format.nullish() }).nullish(),
+});
+
+builder.queryField('voucher', (t) =>
+  t.field({
+    type: VoucherRef,
+    nullable: true,
+    description: "Where a booking's voucher is, or null when the channel has no such booking (REST: GET /channel/v1/reservations/{id}/voucher)",
+    authScopes: { scope: 'voucher:read' },
+    args: { id: t.arg.id({ required: true }) },
+    validate: { schema: z.object({ id: voucherId }) },
+    resolve: (_root, args, ctx) => orNull(voucherLinks(ctx, String(args.id))),
+  }),
+);
+
+builder.mutationField('sendVoucher', (t) =>
+  t.field({
+    type: VoucherDeliveryRef,
+    description:
+      "E-mails a booking's voucher (REST: POST /channel/v1/reservations/{id}/send-voucher). An unknown booking is NOT_FOUND; " +
+      'too many e-mails for one booking VOUCHER_MAIL_LIMIT_EXCEEDED; a mail server failure MAIL_DELIVERY_FAILED',
+    authScopes: { scope: 'voucher:read' },
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: SendVoucherInput }) },
+    validate: { schema: sendArgs },
+    resolve: (_root, args, ctx) =>
+      sendVoucher(ctx, String(args.id), { to: args.input?.to ?? undefined, format: args.input?.format ?? undefined }),
+  }),
+);
