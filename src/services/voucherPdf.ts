@@ -49,7 +49,7 @@ export function toWinAnsi(text: string): string {
   return out;
 }
 
-const MARGIN = 50;
+const MARGIN = 40;
 const LABEL_WIDTH = 150;
 const GAP = 12;
 
@@ -111,28 +111,28 @@ export async function renderVoucherPdf(v: Voucher, options: { fontFile?: string 
 
   for (const section of voucherSections(v)) {
     ensure(40);
-    doc.y += 10;
+    doc.y += 8;
     doc.font(bold).fontSize(9).fillColor('#6b7280').text(clean(section.title.toUpperCase()), MARGIN, doc.y, { width, characterSpacing: 0.8 });
-    doc.y += 4;
-    const size = section.emphasis ? 14 : 11;
+    doc.y += 2;
+    const size = section.emphasis ? 13 : 10;
     for (const { label, value: raw } of section.rows) {
       const value = clean(raw);
       doc.font(regular).fontSize(size);
       const h = Math.max(doc.heightOfString(value, { width: valueWidth }), doc.font(bold).heightOfString(label, { width: LABEL_WIDTH }));
-      ensure(h + 8);
+      ensure(h + 6);
       const top = doc.y;
       doc.font(bold).fontSize(size).fillColor('#374151').text(label, MARGIN, top, { width: LABEL_WIDTH });
       doc.font(section.emphasis ? bold : regular).fillColor('#111827').text(value, valueX, top, { width: valueWidth });
-      const end = top + h + 4;
+      const end = top + h + 3;
       doc.moveTo(MARGIN, end).lineTo(MARGIN + width, end).lineWidth(0.5).strokeColor('#e5e7eb').stroke();
-      doc.y = end + 4;
+      doc.y = end + 3;
     }
   }
 
   const footer = clean(voucherFooter(v));
   doc.font(regular).fontSize(8);
-  ensure(doc.heightOfString(footer, { width }) + 16);
-  doc.y += 16;
+  ensure(doc.heightOfString(footer, { width }) + 12);
+  doc.y += 12;
   doc.fillColor('#6b7280').text(footer, MARGIN, doc.y, { width });
 
   doc.end();
