@@ -377,13 +377,14 @@ describe('POST /reservations/{id}/modify-dates: commit (production, the balance 
 });
 
 describe('refusals', () => {
-  it('409 SOLD_OUT when the provider has no room for the new dates (preview and commit), nothing changed', async () => {
+  it('409 SOLD_OUT when the provider has no room for the new dates (preview and commit), 502 when it fails; nothing changed', async () => {
     const who = await sandbox.channel();
     const api = v1(sandbox, who);
     const b = await book(api, { from: 20, checkin: day(40), checkout: day(42) });
     const before = await snapshot(sandbox, who, b.id);
     await expectError(await modify(api, b.id, { checkin: day(40), checkout: day(43), preview: true }, { 'x-test-scenario': 'sold_out' }), 409, 'SOLD_OUT');
     await expectError(await modify(api, b.id, { checkin: day(40), checkout: day(43) }, { 'x-test-scenario': 'sold_out' }), 409, 'SOLD_OUT');
+    await expectError(await modify(api, b.id, { checkin: day(40), checkout: day(43) }, { 'x-test-scenario': 'upstream_error' }), 502, 'UPSTREAM_ERROR');
     expect(await snapshot(sandbox, who, b.id)).toEqual(before);
     await checkInvariants(sandbox, who.user_id);
   });
