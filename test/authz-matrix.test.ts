@@ -111,6 +111,7 @@ function sample(name: string): string {
 function bodyOf(op: Operation): unknown {
   if (op.method === 'PATCH' && op.path === '/bookings/{id}') return { booker_name: 'Taken Over' };
   if (op.method === 'PATCH' && op.path === '/webhooks/{id}') return { description: 'taken over' };
+  if (op.method === 'PUT' && op.path === '/apps/me/ip-allow-list') return { ip_allow_list: [] };
   return {};
 }
 

@@ -124,6 +124,23 @@ describe('operator CLI against the running service', () => {
     created.api_key = json.api_key;
   });
 
+  it('app:ip-allow-list sets the list (normalized, no lock-out check), refuses a bad entry, and --ips "" clears it', async () => {
+    const set = await admin('app:ip-allow-list', '--app-id', created.app_id, '--ips', '203.0.113.7, 198.51.100.0/24,::ffff:192.0.2.1');
+    expect(set).toMatchObject({ code: 0, json: { app_id: created.app_id, ip_allow_list: ['203.0.113.7', '198.51.100.0/24', '192.0.2.1'] } });
+    // The CLI calls from 127.0.0.1, outside the list: refused from the next request on.
+    const refused = await me(created.api_key);
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error.code).toBe('IP_NOT_ALLOWED');
+    expect((await admin('channel:show', '--user-id', created.user_id)).json.apps[0].ip_allow_list).toEqual(['203.0.113.7', '198.51.100.0/24', '192.0.2.1']);
+    const bad = await admin('app:ip-allow-list', '--app-id', created.app_id, '--ips', '10.0.0.1/8');
+    expect(bad.code).toBe(1);
+    expect(bad.json.error.code).toBe('VALIDATION_ERROR');
+    expect((await admin('app:ip-allow-list', '--app-id', created.app_id)).code).toBe(2);
+    const cleared = await admin('app:ip-allow-list', '--app-id', created.app_id, '--ips', '');
+    expect(cleared).toMatchObject({ code: 0, json: { ip_allow_list: [] } });
+    expect((await me(created.api_key)).status).toBe(200);
+  });
+
   it('booking:status applies a property-reported status with its event; booking:sync runs the provider sync', async () => {
     const headers = { 'x-api-key': demo.api_key! };
     const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);

@@ -305,13 +305,15 @@ describe('the documents', () => {
     expect(deprecated).toEqual(['v1 GET /bookings/{id}/voucher', 'v1 GET /tax-invoices']);
   });
 
-  it('v1 documents every endpoint of the specification (§4.1 to §4.5) and the webhook routes', () => {
+  it('v1 documents every endpoint of the specification (§4.1 to §4.5), the app and the webhook routes', () => {
     const documented = operations().filter((o) => o.version === 'v1').map((o) => `${o.method} ${o.template}`);
     expect(documented.sort()).toEqual(
       [
         'POST /oauth/token',
         'GET /channels/me',
         'PUT /channels/me',
+        'GET /apps/me',
+        'PUT /apps/me/ip-allow-list',
         'GET /properties',
         'GET /properties/{id}',
         'GET /properties/{id}/roomtypes',
@@ -581,6 +583,19 @@ describe('v1 routes, called for real', () => {
     await expectAnswer(V, 'PUT', '/channels/me', 400, 'VALIDATION_ERROR', { json: {} });
     await expectAnswer(V, 'PUT', '/channels/me', 400, 'VALIDATION_ERROR', { json: { tier: 'starter' } });
     await expectAnswer(V, 'PUT', '/channels/me', 400, 'VALIDATION_ERROR', { raw: { body: '{"name":', type: 'application/json' } });
+  });
+
+  it('GET /apps/me and PUT /apps/me/ip-allow-list', async () => {
+    const me = await expectAnswer(V, 'GET', '/apps/me', 200, null);
+    expect(me.body.data.app_id).toBe(owner.app_id);
+    const ip = '198.51.100.7';
+    const set = await expectAnswer(V, 'PUT', '/apps/me/ip-allow-list', 200, null, { ip, json: { ip_allow_list: [ip, '2001:db8::/32'] } });
+    expect(set.body.data.ip_allow_list).toEqual([ip, '2001:db8::/32']);
+    await expectAnswer(V, 'PUT', '/apps/me/ip-allow-list', 400, 'VALIDATION_ERROR', { ip, json: { ip_allow_list: ['198.51.100.7/24'] } });
+    await expectAnswer(V, 'PUT', '/apps/me/ip-allow-list', 400, 'VALIDATION_ERROR', { ip, json: {} });
+    await expectAnswer(V, 'PUT', '/apps/me/ip-allow-list', 422, 'IP_ALLOW_LIST_LOCKOUT', { ip, json: { ip_allow_list: ['2001:db8::/32'] } });
+    // Back to any address: the other tests call from their own.
+    await expectAnswer(V, 'PUT', '/apps/me/ip-allow-list', 200, null, { ip, json: { ip_allow_list: [] } });
   });
 
   it('properties, room types and rate plans', async () => {

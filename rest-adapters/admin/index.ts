@@ -3,6 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { AppDeps } from '../../src/context.js';
 import { ForbiddenError, UnauthorizedError } from '../../src/services/errors.js';
 import { currencySchema, positiveAmount } from '../../src/services/money.js';
+import { appRules } from '../../src/services/apps.js';
 import * as operator from '../../src/services/operator.js';
 import { SCOPES } from '../../src/services/scopes.js';
 import { PREFIX } from '../../src/services/secrets.js';
@@ -44,7 +45,7 @@ export function adminRoutes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   });
 
   // Each change to an app's credentials drops the credential cache, so this instance refuses a
-  // suspended app or a revoked key from the next request on.
+  // suspended app, a revoked key or an address off the allow list from the next request on.
   app.openapi(appAction('suspend'), async (c) => {
     const result = await operator.setAppStatus(prisma, c.req.valid('param').id, 'suspended');
     deps.credentials?.clear();
@@ -57,6 +58,11 @@ export function adminRoutes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   });
   app.openapi(appAction('rotate-key'), async (c) => {
     const result = await operator.rotateKey(prisma, c.req.valid('param').id);
+    deps.credentials?.clear();
+    return ok(c, result);
+  });
+  app.openapi(ipAllowList, async (c) => {
+    const result = await operator.setIpAllowList(prisma, c.req.valid('param').id, c.req.valid('json').ip_allow_list);
     deps.credentials?.clear();
     return ok(c, result);
   });
@@ -141,6 +147,14 @@ const bookingStatus = createRoute({
 const bookingSync = createRoute({
   method: 'post',
   path: '/bookings/sync',
+  responses: { 200: anyJson },
+});
+
+// The partner's rule (appRules), without the partner's lock-out check.
+const ipAllowList = createRoute({
+  method: 'put',
+  path: '/apps/{id}/ip-allow-list',
+  request: { params: idParam, ...json(z.object({ ip_allow_list: appRules.ipAllowList }).strict()) },
   responses: { 200: anyJson },
 });
 

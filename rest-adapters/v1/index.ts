@@ -4,6 +4,7 @@ import { apiDocumentRoutes, SCOPE_DESCRIPTIONS } from '../docs.js';
 import { restRateLimit } from '../rateLimit.js';
 import { authContext, router, type HttpEnv } from '../http.js';
 import { tokenRoute } from '../oauth/token.js';
+import { appRoutes } from './apps.js';
 import { batchRatesRoutes } from './batchRates.js';
 import { bookingRoutes } from './bookings.js';
 import { channelRoutes } from './channels.js';
@@ -58,6 +59,7 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   app.use('*', authContext(deps));
   app.use('*', restRateLimit(deps));
   channelRoutes(app);
+  appRoutes(app);
   propertyRoutes(app);
   contentRoutes(app);
   searchRoutes(app);

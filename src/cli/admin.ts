@@ -12,8 +12,9 @@ import { ConfigError, loadConfig } from '../config.js';
 
 interface Command {
   usage: string;
-  options: Record<string, { required?: boolean }>;
-  request(o: Record<string, string>): { method: 'GET' | 'POST'; path: string; body?: unknown };
+  /** allowEmpty: a required option whose empty value means something (`--ips ""` clears). */
+  options: Record<string, { required?: boolean; allowEmpty?: boolean }>;
+  request(o: Record<string, string>): { method: 'GET' | 'POST' | 'PUT'; path: string; body?: unknown };
 }
 
 const COMMANDS: Record<string, Command> = {
@@ -64,6 +65,15 @@ const COMMANDS: Record<string, Command> = {
   'app:suspend': appCommand('suspend'),
   'app:resume': appCommand('resume'),
   'key:rotate': appCommand('rotate-key'),
+  'app:ip-allow-list': {
+    usage: '--app-id ID --ips "203.0.113.7,198.51.100.0/24" (addresses or CIDR ranges; --ips "" clears: any address)',
+    options: { 'app-id': { required: true }, ips: { required: true, allowEmpty: true } },
+    request: (o) => ({
+      method: 'PUT',
+      path: `/admin/v1/apps/${encodeURIComponent(o['app-id']!)}/ip-allow-list`,
+      body: { ip_allow_list: o.ips!.split(/[\s,]+/).filter(Boolean) },
+    }),
+  },
 };
 
 function appCommand(action: string): Command {
@@ -92,7 +102,9 @@ async function main(argv: string[]): Promise<number> {
     });
     const options = values as Record<string, string>;
     for (const [key, spec] of Object.entries(command.options)) {
-      if (spec.required && !options[key]) throw new UsageError(`--${key} is required`);
+      if (spec.required && (spec.allowEmpty ? options[key] === undefined : !options[key])) {
+        throw new UsageError(`--${key} is required`);
+      }
     }
     const config = loadConfig();
     const token = config.adminToken ?? readTokenFile(config.dataDir);

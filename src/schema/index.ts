@@ -1,5 +1,6 @@
 import { builder } from './builder.js';
 import './channel.js';
+import './apps.js';
 import './properties.js';
 import './search.js';
 import './batchRates.js';

@@ -122,6 +122,22 @@ export async function setAppStatus(
   return appSummary(await prisma.app.update({ where: { id: appId }, data: { status } }));
 }
 
+/**
+ * Replaces an app's IP allow list (`app:ip-allow-list`): `list` is already through
+ * appRules.ipAllowList (src/services/apps.ts), the rule partners' changes follow. No lock-out
+ * check: the operator does not call from the partner's address, and this is how a partner that
+ * locked itself out gets back in.
+ */
+export async function setIpAllowList(
+  prisma: PrismaClient,
+  appId: string,
+  list: string[],
+): Promise<Omit<AppSummary, 'api_keys'>> {
+  const found = await prisma.app.findUnique({ where: { id: appId } });
+  if (!found) throw new NotFoundError(`No app ${appId}`);
+  return appSummary(await prisma.app.update({ where: { id: appId }, data: { ipAllowList: list } }));
+}
+
 /** Issues a new API key and revokes the app's previous keys at once. */
 export async function rotateKey(prisma: PrismaClient, appId: string): Promise<{ app_id: string; api_key: string }> {
   const apiKey = newApiKey();
