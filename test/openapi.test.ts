@@ -90,8 +90,18 @@ function partsOf(doc: Json, schema: Json, value: unknown): Json[] {
   const branches = s.anyOf ?? s.oneOf;
   const own = [s];
   if (branches) {
-    // The branch the value is of: null goes to the null branch, anything else to another one.
-    const pick = (branches as Json[]).find((b) => (value === null) === (resolve(doc, b)?.type === 'null'));
+    // The branch the value is of: null goes to the null branch, anything else to another one whose
+    // fixed fields (a discriminator's const or one-value enum) the value has.
+    const fits = (b: Json) => {
+      const branch = resolve(doc, b);
+      if ((value === null) !== (branch?.type === 'null')) return false;
+      if (value === null || typeof value !== 'object') return true;
+      return Object.entries<Json>(branch?.properties ?? {}).every(([k, p]) => {
+        const fixed = p?.const !== undefined ? [p.const] : Array.isArray(p?.enum) && p.enum.length === 1 ? p.enum : null;
+        return fixed === null || fixed.includes((value as Record<string, unknown>)[k]);
+      });
+    };
+    const pick = (branches as Json[]).find(fits);
     if (pick) own.push(...partsOf(doc, pick, value));
   }
   for (const member of s.allOf ?? []) own.push(...partsOf(doc, member, value));
@@ -229,7 +239,7 @@ async function expectAnswer(version: Version, method: string, template: string, 
 
 // ---- generic values, for the sweeps that do not depend on them ----
 
-const SAMPLE_PARAMS: Record<string, string> = { id: '1', propertyId: '1', roomId: 'r', rateId: 'r', delivery_id: '1' };
+const SAMPLE_PARAMS: Record<string, string> = { id: '1', propertyId: '1', roomId: 'r', rateId: 'r', delivery_id: '1', booking_id: '1' };
 function sampleQuery(op: Json): string {
   const values: Record<string, string> = { checkin: day(30), checkout: day(31), adults: '2', occupancy: '2', property_id: '1', token: 'x' };
   return ((op.parameters ?? []) as Json[])
@@ -305,7 +315,7 @@ describe('the documents', () => {
     expect(deprecated).toEqual(['v1 GET /bookings/{id}/voucher', 'v1 GET /tax-invoices']);
   });
 
-  it('v1 documents every endpoint of the specification (§4.1 to §4.5), the app and the webhook routes', () => {
+  it('v1 documents every endpoint of the specification (§4.1 to §4.5, §4.7, §4.8), the app and the webhook routes', () => {
     const documented = operations().filter((o) => o.version === 'v1').map((o) => `${o.method} ${o.template}`);
     expect(documented.sort()).toEqual(
       [
@@ -333,6 +343,17 @@ describe('the documents', () => {
         'PUT /bookings/{id}/cancel',
         'GET /bookings/{id}/voucher',
         'GET /tax-invoices',
+        'POST /search/rates/batch',
+        'POST /reservations',
+        'GET /reservations',
+        'GET /reservations/{id}',
+        'PATCH /reservations/{id}',
+        'POST /reservations/{id}/cancel',
+        'DELETE /reservations/{id}/rooms/{booking_id}',
+        'GET /reservations/{id}/voucher',
+        'POST /reservations/{id}/send-voucher',
+        'POST /reservations/{id}/modify-dates',
+        'GET /reservations/{id}/cancellation-fee',
         'POST /webhooks',
         'GET /webhooks',
         'GET /webhooks/{id}',
@@ -654,6 +675,71 @@ describe('v1 routes, called for real', () => {
     await expectAnswer(V, 'GET', '/search/rates', 400, 'VALIDATION_ERROR', { query: '' });
     await expectAnswer(V, 'GET', '/search/rates', 404, 'NOT_FOUND', { query: 'property_id=999999' });
     await expectAnswer(V, 'GET', '/search/rates', 502, 'UPSTREAM_ERROR', { query: 'property_id=1', headers: { 'x-test-scenario': 'upstream_error' } });
+  });
+
+  it('POST /search/rates/batch: per-item results, 400 for a request wrong as a whole', async () => {
+    const item = { property_id: 1, checkin: day(40), checkout: day(42), adults: 2 };
+    const batch = await expectAnswer(V, 'POST', '/search/rates/batch', 200, null, { json: { items: [item, { ...item, property_id: 999999 }] } });
+    expect(batch.body.data.map((r: { status: string }) => r.status)).toEqual(['ok', 'error']);
+    await expectAnswer(V, 'POST', '/search/rates/batch', 400, 'VALIDATION_ERROR', { json: { items: [] } });
+    await expectAnswer(V, 'POST', '/search/rates/batch', 400, 'VALIDATION_ERROR', { json: { currency: 'XYZ', items: [item] } });
+    await expectAnswer(V, 'POST', '/search/rates/batch', 502, 'UPSTREAM_ERROR', { json: { items: [item] }, headers: { 'x-test-scenario': 'upstream_error' } });
+  });
+
+  it('reservations: create, look up, change, vouchers, dates, fee, cancel, with their errors', async () => {
+    const flow = v1(t, owner);
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const offer = await flow.offer({ policy: 'flexible', checkin: day(60), checkout: day(61) });
+    const room = (await expectAnswer(V, 'GET', '/search/availability/{propertyId}', 200, null, {
+      params: { propertyId: String(offer.propertyId) },
+      query: `checkin=${day(60)}&checkout=${day(61)}&adults=2`,
+    })).body.data.room_types[0];
+    const guest = { first_name: 'Minji', last_name: 'Kim', email: 'minji.docs@example.com' };
+    const body = { property_id: offer.propertyId, roomtype_id: room.roomtype_id, rateplan_id: room.rates[0].rateplan_id, check_in: day(60), check_out: day(61), adults: 2, guest };
+    await expectAnswer(V, 'POST', '/reservations', 400, 'VALIDATION_ERROR', { json: { ...body, adults: 0 } });
+    await expectAnswer(V, 'POST', '/reservations', 404, 'NOT_FOUND', { json: { ...body, property_id: 999999 } });
+    await expectAnswer(V, 'POST', '/reservations', 409, 'SOLD_OUT', { json: body, headers: { 'x-test-scenario': 'sold_out' } });
+    await expectAnswer(V, 'POST', '/reservations', 422, 'BOOK_TOKEN_INVALID', { json: { book_token: 'not-a-token', guest } });
+    const created = await expectAnswer(V, 'POST', '/reservations', 201, null, { json: body, headers: { 'idempotency-key': 'docs-reservation-1' } });
+    const id = created.body.data.id as string;
+    expect(created.body.data.confirmation_number).toMatch(/^[0-9A-Z]{12}$/);
+
+    await expectAnswer(V, 'GET', '/reservations', 200, null, { query: 'guest_email=MINJI.DOCS@example.com' });
+    await expectAnswer(V, 'GET', '/reservations', 400, 'VALIDATION_ERROR', { query: `check_in_from=${day(10)}&check_in_to=${day(1)}` });
+    await expectAnswer(V, 'GET', '/reservations/{id}', 200, null, { params: { id } });
+    await expectAnswer(V, 'GET', '/reservations/{id}', 404, 'NOT_FOUND', { params: { id: missing } });
+    await expectAnswer(V, 'PATCH', '/reservations/{id}', 200, null, { params: { id }, json: { special_requests: 'Late checkout' } });
+    await expectAnswer(V, 'PATCH', '/reservations/{id}', 400, 'VALIDATION_ERROR', { params: { id }, json: {} });
+
+    const pdf = await expectAnswer(V, 'GET', '/reservations/{id}/voucher', 200, null, { params: { id }, query: 'format=pdf' });
+    expect(pdf.headers.get('content-type')).toMatch(/^application\/pdf/);
+    await expectAnswer(V, 'GET', '/reservations/{id}/voucher', 200, null, { params: { id }, query: 'format=html' });
+    await expectAnswer(V, 'GET', '/reservations/{id}/voucher', 400, 'VALIDATION_ERROR', { params: { id }, query: 'format=docx' });
+    await expectAnswer(V, 'GET', '/reservations/{id}/voucher', 406, 'NOT_ACCEPTABLE', { params: { id }, headers: { accept: 'application/json' } });
+    await expectAnswer(V, 'GET', '/reservations/{id}/voucher', 404, 'NOT_FOUND', { params: { id: missing } });
+    await expectAnswer(V, 'POST', '/reservations/{id}/send-voucher', 202, null, { params: { id }, json: { to: 'guest@example.com', format: 'html' } });
+    await expectAnswer(V, 'POST', '/reservations/{id}/send-voucher', 400, 'VALIDATION_ERROR', { params: { id }, json: { to: 'a@example.com,b@example.com' } });
+    await expectAnswer(V, 'POST', '/reservations/{id}/send-voucher', 404, 'NOT_FOUND', { params: { id: missing }, json: {} });
+
+    const preview = await expectAnswer(V, 'POST', '/reservations/{id}/modify-dates', 200, null, { params: { id }, json: { checkin: day(60), checkout: day(62), preview: true } });
+    expect(preview.body.data.preview).toBe(true);
+    await expectAnswer(V, 'POST', '/reservations/{id}/modify-dates', 200, null, { params: { id }, json: { checkin: day(61), checkout: day(62) } });
+    await expectAnswer(V, 'POST', '/reservations/{id}/modify-dates', 400, 'VALIDATION_ERROR', { params: { id }, json: { checkin: day(63), checkout: day(61) } });
+    await expectAnswer(V, 'POST', '/reservations/{id}/modify-dates', 404, 'NOT_FOUND', { params: { id: missing }, json: { checkin: day(61), checkout: day(62) } });
+
+    await expectAnswer(V, 'GET', '/reservations/{id}/cancellation-fee', 200, null, { params: { id } });
+    await expectAnswer(V, 'GET', '/reservations/{id}/cancellation-fee', 404, 'NOT_FOUND', { params: { id: missing } });
+
+    await expectAnswer(V, 'DELETE', '/reservations/{id}/rooms/{booking_id}', 404, 'NOT_FOUND', { params: { id, booking_id: missing } });
+    await expectAnswer(V, 'POST', '/reservations/{id}/cancel', 400, 'VALIDATION_ERROR', { params: { id }, json: { room_ids: [missing] } });
+    await expectAnswer(V, 'POST', '/reservations/{id}/cancel', 200, null, { params: { id } });
+    await expectAnswer(V, 'POST', '/reservations/{id}/cancel', 409, 'BOOKING_ALREADY_CANCELLED', { params: { id } });
+    await expectAnswer(V, 'PATCH', '/reservations/{id}', 409, 'BOOKING_NOT_MODIFIABLE', { params: { id }, json: { guest: { first_name: 'X' } } });
+    await expectAnswer(V, 'POST', '/reservations/{id}/modify-dates', 409, 'MODIFICATION_NOT_ALLOWED', { params: { id }, json: { checkin: day(61), checkout: day(63) } });
+
+    const second = await expectAnswer(V, 'POST', '/reservations', 201, null, { json: { ...body, guest: { ...guest, email: 'second.docs@example.com' } } });
+    const secondId = second.body.data.id as string;
+    await expectAnswer(V, 'DELETE', '/reservations/{id}/rooms/{booking_id}', 200, null, { params: { id: secondId, booking_id: secondId } });
   });
 
   it('price check: matched, price_changed, sold_out; 400, 410 and 502', async () => {
