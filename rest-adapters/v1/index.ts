@@ -94,7 +94,9 @@ values are \`rate_limit\` of \`GET /channels/me\`), reported in \`X-RateLimit-Li
 allows 20 requests per 60 seconds per client address. Request bodies: at most 1 MiB (413); JSON bodies must be
 sent as \`application/json\` (415).
 
-**Repeating a request safely.** \`POST /bookings\` and \`PUT /bookings/{id}/cancel\` take an optional
+**Repeating a request safely.** \`POST /bookings\`, \`PUT /bookings/{id}/cancel\`, \`POST /reservations\`,
+\`POST /reservations/{id}/cancel\`, \`DELETE /reservations/{id}/rooms/{booking_id}\`,
+\`POST /reservations/{id}/modify-dates\` and \`POST /reservations/{id}/send-voucher\` take an optional
 \`Idempotency-Key\`: the same key with the same body gives the first response again for 24 hours
 (\`Idempotent-Replayed: true\`); with another body, 409 \`IDEMPOTENCY_KEY_REUSED\`.
 
