@@ -82,6 +82,8 @@ const V1_DESCRIPTION = `Search, price-check, book, retrieve and cancel lodging t
 \`X-Api-Key: <key>\` (all scopes of its app) or \`Authorization: Bearer oat_...\` from the token endpoint
 (client_credentials, 1800 seconds, the scopes it was issued with). Without a valid one: 401 \`UNAUTHORIZED\`.
 Without the route's scope (\`x-required-scope\` on each operation): 403 \`INSUFFICIENT_SCOPE\`.
+From an address outside the app's IP allow list (\`PUT /apps/me/ip-allow-list\`): 403 \`IP_NOT_ALLOWED\`.
+Plain HTTP where the deployment requires HTTPS: 403 \`HTTPS_REQUIRED\`.
 
 **Envelopes.** Successes are \`{"data": ..., "meta": {"request_id", "timestamp"}}\` (lists add \`pagination\`,
 search adds \`search_context\`); content files are bare JSON arrays or CSV. Errors are
@@ -92,7 +94,7 @@ RFC 6749 form \`{"error", "error_description"}\`. Every response carries \`X-Req
 values are \`rate_limit\` of \`GET /channels/me\`), reported in \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and
 \`X-RateLimit-Reset\` (seconds); beyond them 429 \`RATE_LIMIT_EXCEEDED\` with \`Retry-After\`. The token endpoint
 allows 20 requests per 60 seconds per client address. Request bodies: at most 1 MiB (413); JSON bodies must be
-sent as \`application/json\` (415).
+sent as \`application/json\` (415). An answer not ready within the request deadline (30 s) is 504 \`REQUEST_TIMEOUT\`.
 
 **Repeating a request safely.** \`POST /bookings\`, \`PUT /bookings/{id}/cancel\`, \`POST /reservations\`,
 \`POST /reservations/{id}/cancel\`, \`DELETE /reservations/{id}/rooms/{booking_id}\`,
