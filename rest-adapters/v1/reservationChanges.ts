@@ -6,6 +6,7 @@ import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idempotency } from '../idempotency.js';
 import { BookingRecordWire, FeeWire, feeToWire } from './bookings.js';
+import { BAD_ID, idempotencyHeader, money, NO_RESERVATION, ReservationId } from './reservationParams.js';
 import { CancellationPolicyWire, PricingWire, pricingToWire } from './search.js';
 
 /**
@@ -13,15 +14,6 @@ import { CancellationPolicyWire, PricingWire, pricingToWire } from './search.js'
  * and commit) and the fee preview under /reservations (an alias of GET /bookings/{id}/cancellation-fee).
  * A reservation id is a booking id: the same services answer both paths.
  */
-
-const ReservationId = z.object({ id: z.string().min(1).max(64).openapi({ description: 'Reservation (booking) id, a uuid' }) });
-
-const BAD_ID = [400, 'VALIDATION_ERROR: the id is longer than 64 characters'] as const;
-const NO_RESERVATION = [404, "NOT_FOUND: no reservation of this channel has this id (another channel's is 404 too)"] as const;
-
-const idempotencyHeader = z.object({
-  'idempotency-key': z.string().optional().openapi({ description: 'Repeat a request safely: the first response is given again for 24 hours' }),
-});
 
 const ModifyDatesWire = z
   .object({
@@ -31,8 +23,6 @@ const ModifyDatesWire = z
   })
   .strict()
   .openapi('ModifyDates');
-
-const money = (description: string) => z.number().int().openapi({ description });
 
 const DatesChangeWire = z
   .object({

@@ -10,6 +10,7 @@ import {
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idempotency } from '../idempotency.js';
+import { BAD_ID_REASON as BAD_ID, idempotencyHeader, NO_RESERVATION, ReservationId } from './reservationParams.js';
 
 /**
  * Vouchers of the reservation endpoints the guides name (spec §4.7): GET /reservations/{id}/voucher
@@ -17,11 +18,6 @@ import { idempotency } from '../idempotency.js';
  * reservation's id is the id of its first room); the voucher covers every room of the
  * reservation. GET /bookings/{id}/voucher stays 501, as the v1 contract says.
  */
-
-const ReservationId = z.object({ id: z.string().min(1).max(64).openapi({ description: 'Reservation or booking id (uuid)' }) });
-
-const BAD_ID = 'the id is longer than 64 characters';
-const NO_RESERVATION = [404, "NOT_FOUND: no booking of this channel has this id (another channel's is 404 too)"] as const;
 
 const VoucherQuery = z.object({
   format: voucherRules.format.optional().openapi({
@@ -100,9 +96,7 @@ const sendRoute = scopedRoute('voucher:read', {
     'sends nothing again and answers the first response.',
   request: {
     params: ReservationId,
-    headers: z.object({
-      'idempotency-key': z.string().optional().openapi({ description: 'Repeat a request safely: the first response is given again for 24 hours' }),
-    }),
+    headers: idempotencyHeader,
     body: { required: false, content: { 'application/json': { schema: SendVoucherWire } } },
   },
   responses: {

@@ -24,6 +24,7 @@ import { dataEnvelope, errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idempotency } from '../idempotency.js';
 import { intParam } from '../params.js';
+import { BAD_ID, idempotencyHeader, money, NO_RESERVATION, ReservationId } from './reservationParams.js';
 import { CancellationPolicyWire, Pagination, paginationToWire } from './search.js';
 
 /**
@@ -47,8 +48,6 @@ const GuestWire = z
     country: stringOrNull.openapi({ description: 'ISO 3166-1 alpha-2' }),
   })
   .openapi('ReservationGuest');
-
-const money = (description: string) => z.number().int().openapi({ description });
 
 const RoomWire = z
   .object({
@@ -232,10 +231,6 @@ const CancelReservationWire = z
   .strict()
   .openapi('CancelReservation');
 
-const ReservationId = z.object({
-  id: z.string().min(1).max(64).openapi({ description: 'The reservation id (the booking id of any of its rooms names it too)' }),
-});
-
 const RoomPath = ReservationId.extend({ booking_id: z.string().min(1).max(64).openapi({ description: 'The booking id of the room' }) });
 
 const ListQuery = z.object({
@@ -252,12 +247,6 @@ const ListQuery = z.object({
   check_in_to: bookingRules.date.optional().openapi({ description: 'Check-in on or before' }),
 });
 
-const idempotencyHeader = z.object({
-  'idempotency-key': z.string().optional().openapi({ description: 'Repeat a request safely: the first response is given again for 24 hours' }),
-});
-
-const BAD_ID = [400, 'VALIDATION_ERROR: the id is longer than 64 characters'] as const;
-const NO_RESERVATION = [404, "NOT_FOUND: no reservation of this channel has this id (another channel's is 404 too)"] as const;
 const IDEMPOTENCY_409 = 'IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)';
 
 // ---------------------------------------------------------------------------------------------
