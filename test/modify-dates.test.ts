@@ -82,12 +82,13 @@ async function bookRate(
   checkin: string,
   checkout: string,
   headers: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
 ): Promise<Booked | null> {
   const rate = await rateFor(api, r, checkin, checkout);
   if (!rate?.price_check_token) return null;
   const checked = (await (await api.call('GET', `/search/price-check?token=${encodeURIComponent(rate.price_check_token)}`)).json()).data;
   if (!checked?.book_token) return null;
-  const res = await api.book({ book_token: checked.book_token, booker_name: 'Date Changer' }, headers);
+  const res = await api.book({ book_token: checked.book_token, booker_name: 'Date Changer', ...extra }, headers);
   const created = (await res.json()).data;
   expect(res.status).toBe(201);
   return { ...r, id: created.id, amount: checked.pricing.billable_totals.inclusive_amount, checkin, checkout };
@@ -96,11 +97,11 @@ async function bookRate(
 /**
  * Books a rate of `policy` (flexible unless told) for the stay, from property `from` on, choosing
  * one with a room free over every stay of `free` too (default: the stay and four nights more), so
- * the changes a test makes find rooms.
+ * the changes a test makes find rooms. `body`: more fields of POST /bookings (sale_amount, ...).
  */
 async function book(
   api: Api,
-  q: { from: number; checkin: string; checkout: string; policy?: CancellationPolicyType; free?: [string, string][] },
+  q: { from: number; checkin: string; checkout: string; policy?: CancellationPolicyType; free?: [string, string][]; body?: Record<string, unknown> },
   headers: Record<string, string> = {},
 ): Promise<Booked> {
   const policy = q.policy ?? 'flexible';
@@ -115,7 +116,7 @@ async function book(
         let ok = true;
         for (const [checkin, checkout] of free) ok = ok && ((await rateFor(api, r, checkin, checkout))?.available_rooms ?? 0) >= 1;
         if (!ok) continue;
-        const booked = await bookRate(api, r, q.checkin, q.checkout, headers);
+        const booked = await bookRate(api, r, q.checkin, q.checkout, headers, q.body);
         if (booked) return booked;
       }
     }
@@ -297,22 +298,65 @@ describe('POST /reservations/{id}/modify-dates: commit (production, the balance 
     expect(state.balance).toBe(START);
   });
 
-  it('the same price: no ledger entry, the dates still move and reservation.modified is sent', async () => {
+  it('the same price: no ledger entry, the dates still move (sale_amount kept) and reservation.modified is sent', async () => {
     const who = await production.channel({ balance: START });
     const api = v1(production, who);
     // Two single nights with the same price for one refundable rate, from the nightly lines of /search/rates.
     const found = await equalNights(api, 9);
-    const b = (await bookRate(api, found, found.night, nextDay(found.night)))!;
+    const b = (await bookRate(api, found, found.night, nextDay(found.night), {}, { sale_amount: 77_000 }))!;
     const res = await modify(api, b.id, { checkin: found.other, checkout: nextDay(found.other) });
     expect(res.status).toBe(200);
     const { data } = await res.json();
-    expect(data).toMatchObject({ difference: 0, old_total: b.amount, new_total: b.amount, booking: { checkin: found.other, checkout: nextDay(found.other) } });
+    expect(data).toMatchObject({
+      difference: 0,
+      old_total: b.amount,
+      new_total: b.amount,
+      booking: { checkin: found.other, checkout: nextDay(found.other), saleAmount: '77000' },
+    });
     const state = await checkInvariants(production, who.user_id);
     expect(state.balance).toBe(START - BigInt(b.amount));
     expect(state.ledger.filter((e) => e.kind.startsWith('modification_'))).toEqual([]);
     expect(state.modifications.map((m) => m.state)).toEqual(['applied']);
     expect(state.events.map((e) => e.type)).toContain('reservation.modified');
     expect(await providerView(production, b.id)).toMatchObject({ checkin: found.other, total: b.amount });
+  });
+
+  it('sale_amount: a commit stores the one given; without one, a new total clears the old customer price and the voucher prints the total paid', async () => {
+    const who = await production.channel({ balance: START });
+    const api = v1(production, who);
+    const voucherPrice = async (id: string) => {
+      const res = await api.call('GET', `/reservations/${id}/voucher?format=html`);
+      expect(res.status).toBe(200);
+      return /data-field="price">([^<]*)</.exec(await res.text())?.[1];
+    };
+    const krw = (n: number) => `KRW ${n.toLocaleString('en-US')}`;
+    const b = await book(api, { from: 72, checkin: day(40), checkout: day(42), body: { sale_amount: 999_000 } });
+    expect(await voucherPrice(b.id)).toBe(krw(999_000));
+
+    // A preview changes nothing, sale_amount or not.
+    expect((await modify(api, b.id, { checkin: day(40), checkout: day(43), preview: true, sale_amount: 5_000 })).status).toBe(200);
+    expect((await (await api.get(b.id)).json()).data.saleAmount).toBe('999000');
+
+    // Given: stored with the new dates and printed on the voucher.
+    let res = await modify(api, b.id, { checkin: day(40), checkout: day(43), sale_amount: 1_234_000 });
+    expect(res.status).toBe(200);
+    let data = (await res.json()).data;
+    expect(data.booking).toMatchObject({ checkout: day(43), saleAmount: '1234000' });
+    expect((await (await api.get(b.id)).json()).data.saleAmount).toBe('1234000');
+    expect(await voucherPrice(b.id)).toBe(krw(1_234_000));
+
+    // Not given, and the total changes: the old customer price is cleared; the voucher prints what was paid.
+    res = await modify(api, b.id, { checkin: day(40), checkout: day(42) });
+    expect(res.status).toBe(200);
+    data = (await res.json()).data;
+    expect(data.difference).not.toBe(0);
+    expect(data.booking).toMatchObject({ checkout: day(42), saleAmount: null, totalAmount: String(data.new_total) });
+    expect((await (await api.get(b.id)).json()).data.saleAmount).toBeNull();
+    expect(await voucherPrice(b.id)).toBe(krw(data.new_total));
+
+    const state = await checkInvariants(production, who.user_id);
+    const modified = state.events.filter((e) => e.type === 'reservation.modified');
+    expect(modified.map((e) => (e.payload as { saleAmount: string | null }).saleAmount)).toEqual(['1234000', null]);
   });
 
   it('402 INSUFFICIENT_BALANCE when the balance does not cover the difference: nothing changes, the provider is not asked', async () => {
@@ -491,6 +535,10 @@ describe('refusals', () => {
     [{ checkin: day(40), checkout: day(42) }, 'checkin'],
     [{ checkin: day(40), checkout: day(43), preview: 'yes' }, 'preview'],
     [{ checkin: day(40), checkout: day(43), adults: 3 }, '(body)'],
+    [{ checkin: day(40), checkout: day(43), sale_amount: 0 }, 'sale_amount'],
+    [{ checkin: day(40), checkout: day(43), sale_amount: -5 }, 'sale_amount'],
+    [{ checkin: day(40), checkout: day(43), sale_amount: 12.5 }, 'sale_amount'],
+    [{ checkin: day(40), checkout: day(43), sale_amount: 'lots' }, 'sale_amount'],
   ])('400 VALIDATION_ERROR for %j, naming %s; nothing changed', async (body, field) => {
     const who = await sandbox.channel();
     const api = v1(sandbox, who);
@@ -532,7 +580,7 @@ describe('refusals', () => {
     expect(await snapshot(sandbox, owner, b.id)).toEqual(before);
   });
 
-  it('a multi-room reservation: 409 multi_room while several rooms are live; its one live room once the others are cancelled', async () => {
+  it('a multi-room reservation: 409 multi_room while another room is live; a cancelled room is not_confirmed and never moves another; the last live room changes alone', async () => {
     const who = await production.channel({ balance: START });
     const api = v1(production, who);
     // A flexible rate with two rooms free over the stay and the change.
@@ -550,18 +598,58 @@ describe('refusals', () => {
     expect(res.status).toBe(201);
     const reservation = (await res.json()).data;
     const [first, second] = reservation.rooms.map((room: { booking_id: string }) => room.booking_id);
-    for (const id of [reservation.id, second]) {
+    expect(first).toBe(reservation.id);
+    for (const id of [first, second]) {
       const error = await expectError(await modify(api, id, { checkin: day(40), checkout: day(43), preview: true }), 409, 'MODIFICATION_NOT_ALLOWED');
-      expect(error.details).toMatchObject({ reason: 'multi_room', booking_id: id });
+      expect(error.details).toEqual({ reason: 'multi_room', booking_id: id, status: 'confirmed' });
     }
-    // The first room (whose id is the reservation's) cancelled alone: the reservation id now changes the other room.
+    // The first room (whose id is the reservation's) cancelled alone: its id names that cancelled
+    // room, and the other room is left alone (dates, money, provider).
     expect((await api.call('DELETE', `/reservations/${reservation.id}/rooms/${first}`)).status).toBe(200);
-    const changed = await modify(api, reservation.id, { checkin: day(40), checkout: day(43) });
+    const before = await snapshot(production, who, second);
+    for (const preview of [true, false]) {
+      const error = await expectError(await modify(api, reservation.id, { checkin: day(40), checkout: day(43), preview }), 409, 'MODIFICATION_NOT_ALLOWED');
+      expect(error.details).toEqual({ booking_id: first, status: 'cancelled', reason: 'not_confirmed' });
+    }
+    expect(await snapshot(production, who, second)).toEqual(before);
+    // The other room, now the only live one, changes by its own id.
+    const changed = await modify(api, second, { checkin: day(40), checkout: day(43) });
     expect(changed.status).toBe(200);
     const { data } = await changed.json();
     expect(data).toMatchObject({ booking_id: second, booking: { id: second, checkout: day(43) } });
     expect((await row(production, first)).checkout.toISOString().slice(0, 10)).toBe(day(42));
+    expect(await providerView(production, second)).toMatchObject({ checkout: day(43) });
     await checkInvariants(production, who.user_id);
+  });
+
+  it('a booking made for several rooms (one book_token) changes as a whole: all its rooms re-priced and moved', async () => {
+    const who = await production.channel({ balance: START });
+    const api = v1(production, who);
+    const offer = await api.offer({ from: 74, checkin: day(40), checkout: day(43), adults: 4, policy: 'flexible', query: '&rooms=2' });
+    const booked = await api.book({ book_token: offer.bookToken, booker_name: 'Two Rooms' });
+    expect(booked.status).toBe(201);
+    const id = (await booked.json()).data.id as string;
+    const stay = (checkin: string, checkout: string, party: string) =>
+      `/search/availability/${offer.propertyId}?checkin=${checkin}&checkout=${checkout}&${party}&roomtype_id=${offer.roomtypeId}&rateplan_id=${offer.rateplanId}`;
+    const rateOf = async (path: string) =>
+      (await (await api.call('GET', path)).json()).data.room_types
+        .find((r: { roomtype_id: string }) => r.roomtype_id === offer.roomtypeId)
+        .rates.find((r: { rateplan_id: string }) => r.rateplan_id === offer.rateplanId) as { available_rooms: number; pricing: { billable_totals: { inclusive_amount: number } } };
+    const expected = (await rateOf(stay(day(41), day(43), 'adults=4&rooms=2'))).pricing.billable_totals.inclusive_amount;
+    const freeFirstNight = (await rateOf(stay(day(40), day(41), 'adults=2'))).available_rooms;
+
+    // Within the nights it holds (its own rooms count as free): the first night given up.
+    const res = await modify(api, id, { checkin: day(41), checkout: day(43) });
+    expect(res.status).toBe(200);
+    const { data } = await res.json();
+    expect(data).toMatchObject({ new_total: expected, old_total: offer.amount, nights: 2, booking: { checkin: day(41), guestsAdult: 4 } });
+    expect(await providerView(production, id)).toEqual({ status: 'confirmed', checkin: day(41), checkout: day(43), total: expected });
+    // Both rooms of the first night came back to the provider's stock.
+    expect((await rateOf(stay(day(40), day(41), 'adults=2'))).available_rooms).toBe(freeFirstNight + 2);
+    const reservation = (await (await api.call('GET', `/reservations/${id}`)).json()).data;
+    expect(reservation.rooms.map((r: { booking_id: string; room_count: number }) => [r.booking_id, r.room_count])).toEqual([[id, 2]]);
+    const state = await checkInvariants(production, who.user_id);
+    expect(state.balance).toBe(START - BigInt(expected));
   });
 });
 
@@ -790,7 +878,7 @@ describe('GraphQL modifyBookingDates', () => {
           pricing { billableInclusiveAmount requestCurrency }
           cancellationPolicy { type freeCancellationBefore }
           freeChangeBefore
-          booking { id checkin checkout totalAmount status }
+          booking { id checkin checkout totalAmount saleAmount status }
         }
       }
       ... on DomainError { code message }
@@ -799,10 +887,10 @@ describe('GraphQL modifyBookingDates', () => {
     }
   }`;
 
-  it('previews and commits through the same service as REST, with the same money effects', async () => {
+  it('previews and commits through the same service as REST, with the same money effects and saleAmount', async () => {
     const who = await production.channel({ balance: START });
     const api = v1(production, who);
-    const b = await book(api, { from: 66, checkin: day(40), checkout: day(42) });
+    const b = await book(api, { from: 66, checkin: day(40), checkout: day(42), body: { sale_amount: 300_000 } });
     const gql = (input: Record<string, unknown>) => production.graphql(MODIFY, { id: b.id, input }, apiKey(who));
 
     const preview = await gql({ checkin: day(40), checkout: day(43), preview: true });
@@ -810,15 +898,28 @@ describe('GraphQL modifyBookingDates', () => {
     const p = (preview.data!.modifyBookingDates as any).change;
     expect(p).toMatchObject({ preview: true, modificationId: null, previousCheckin: day(40), checkout: day(43), nights: 3, oldTotal: b.amount, changeFee: 0 });
     expect(p.difference).toBe(p.newTotal - b.amount);
-    expect(p.booking).toMatchObject({ checkout: day(42), totalAmount: b.amount });
+    expect(p.booking).toMatchObject({ checkout: day(42), totalAmount: b.amount, saleAmount: 300_000 });
     expect((await channelState(production, who.user_id)).modifications).toEqual([]);
 
-    const done = await gql({ checkin: day(40), checkout: day(43) });
+    const done = await gql({ checkin: day(40), checkout: day(43), saleAmount: 450_000 });
     const c = (done.data!.modifyBookingDates as any).change;
-    expect(c).toMatchObject({ preview: false, newTotal: p.newTotal, difference: p.difference, booking: { checkout: day(43), totalAmount: p.newTotal, status: 'confirmed' } });
+    expect(c).toMatchObject({
+      preview: false,
+      newTotal: p.newTotal,
+      difference: p.difference,
+      booking: { checkout: day(43), totalAmount: p.newTotal, saleAmount: 450_000, status: 'confirmed' },
+    });
     expect(c.modificationId).toBeTruthy();
     const state = await checkInvariants(production, who.user_id);
     expect(state.balance).toBe(START - BigInt(p.newTotal));
+
+    // Without saleAmount, a new total clears the old one.
+    const back = await gql({ checkin: day(40), checkout: day(42), saleAmount: null });
+    expect((back.data!.modifyBookingDates as any).change.booking).toMatchObject({ checkout: day(42), saleAmount: null });
+    const invalid = await gql({ checkin: day(40), checkout: day(43), saleAmount: 0 });
+    expect(invalid.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+    expect(JSON.stringify(invalid.errors?.[0]?.extensions?.details)).toContain('input.saleAmount');
+    await checkInvariants(production, who.user_id);
   });
 
   it('expected refusals are union members; scope, validation and unknown ids are top-level errors', async () => {

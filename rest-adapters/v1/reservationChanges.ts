@@ -20,6 +20,14 @@ const ModifyDatesWire = z
     checkin: modifyDatesRules.checkin.openapi({ description: 'The new check-in date, YYYY-MM-DD', example: '2027-01-10' }),
     checkout: modifyDatesRules.checkout.openapi({ description: 'The new check-out date: 1 to 30 nights after checkin', example: '2027-01-13' }),
     preview: modifyDatesRules.preview.optional().default(false).openapi({ description: 'true: only say what the change would be; nothing changes' }),
+    sale_amount: modifyDatesRules.saleAmount.optional().openapi({
+      type: 'integer',
+      minimum: 1,
+      description:
+        "Your customer's price for the new stay, as sale_amount of POST /bookings (informational; the voucher prints it). " +
+        'A commit stores it; without it, a commit that changes the total clears the old one (the voucher then shows the ' +
+        'total paid). Ignored on a preview',
+    }),
   })
   .strict()
   .openapi('ModifyDates');
@@ -54,8 +62,12 @@ const modifyDatesRoute = scopedRoute('reservations:write', {
     'The same room type, rate plan and party on new dates, re-priced by the provider with its stock checked. `preview: true` ' +
     'answers the new price, the difference and the new policy and changes nothing. Otherwise the change is made: the ' +
     'difference is charged from the balance (production; 402 INSUFFICIENT_BALANCE when short, nothing changed) or refunded to ' +
-    'it, the booking takes the new dates, amounts and cancellation deadline, and reservation.modified is sent. Only a ' +
-    'confirmed single-room reservation, before its check-in day and while it can be cancelled free of charge: otherwise 409 ' +
+    'it, the booking takes the new dates, amounts, cancellation deadline and sale_amount (the one given, else cleared when ' +
+    'the total changes), and reservation.modified is sent. The {id} names one booking, and only that booking changes (never ' +
+    'another room of its reservation). It must be confirmed (a cancelled room is not_confirmed), before its check-in day and ' +
+    'cancellable free of charge, and the only live room of its reservation (with other live rooms, moving it alone would ' +
+    'split the stay: multi_room); a booking made for several rooms (one book_token, room_count > 1 in GET ' +
+    '/reservations/{id}) changes as a whole: all its rooms move. Otherwise 409 ' +
     'MODIFICATION_NOT_ALLOWED with details.reason (not_confirmed, checked_in, check_in_day_reached, free_change_period_ended, ' +
     'multi_room). The change itself is free. 502: the provider failed and nothing changed.',
   request: {
@@ -69,7 +81,8 @@ const modifyDatesRoute = scopedRoute('reservations:write', {
       [
         400,
         'VALIDATION_ERROR: a bad date (not YYYY-MM-DD, in the past at the property, more than 500 days ahead), checkout not 1 to ' +
-          '30 nights after checkin, the dates the booking already has, an unknown field, a bad id or Idempotency-Key (details.fields)',
+          '30 nights after checkin, the dates the booking already has, a sale_amount not a positive whole number, an unknown ' +
+          'field, a bad id or Idempotency-Key (details.fields)',
       ],
       401,
       [402, 'INSUFFICIENT_BALANCE (production): the balance does not cover the difference; nothing changed'],
@@ -107,7 +120,12 @@ const feeRoute = scopedRoute('reservations:read', {
 export function reservationChangeRoutes(app: OpenAPIHono<HttpEnv>) {
   app.openapi(modifyDatesRoute, async (c) => {
     const body = c.req.valid('json');
-    const change = await modifyBookingDates(c.get('ctx'), c.req.valid('param').id, body);
+    const change = await modifyBookingDates(c.get('ctx'), c.req.valid('param').id, {
+      checkin: body.checkin,
+      checkout: body.checkout,
+      preview: body.preview,
+      saleAmount: body.sale_amount,
+    });
     return ok(c, datesChangeToWire(change));
   });
 

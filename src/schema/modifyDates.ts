@@ -55,7 +55,7 @@ builder.objectType(ModificationNotAllowedError, {
   name: 'ModificationNotAllowedError',
   description:
     "MODIFICATION_NOT_ALLOWED: the booking's dates can no longer change (reason: not confirmed, checked in, check-in day " +
-    'reached, free cancellation over, or a room of a multi-room reservation). Nothing was changed',
+    'reached, free cancellation over, or one of several live rooms of its reservation). Nothing was changed',
   interfaces: [DomainError],
   fields: (t) => ({
     bookingId: t.id({ resolve: (e) => String(e.details?.booking_id ?? '') }),
@@ -77,12 +77,30 @@ const ModifyBookingDatesInput = builder.inputType('ModifyBookingDatesInput', {
     checkin: t.string({ required: true, description: 'YYYY-MM-DD, from today at the property' }),
     checkout: t.string({ required: true, description: 'YYYY-MM-DD, 1 to 30 nights after checkin' }),
     preview: t.boolean({ description: 'True: only say what the change would be (default false: make it)' }),
+    saleAmount: t.field({
+      type: 'Money',
+      description:
+        "Your customer's price for the new stay, as createBooking's saleAmount (informational; the voucher prints it). A " +
+        'commit stores it; without it, a commit that changes the total clears the old one (the voucher then shows the total ' +
+        'paid). Ignored on a preview',
+    }),
   }),
 });
 
 const modifyArgs = z.object({
   id: z.string().min(1).max(64),
-  input: z.object({ checkin: modifyDatesRules.checkin, checkout: modifyDatesRules.checkout, preview: modifyDatesRules.preview.nullish() }),
+  input: z.object({
+    checkin: modifyDatesRules.checkin,
+    checkout: modifyDatesRules.checkout,
+    preview: modifyDatesRules.preview.nullish(),
+    // Money arrives as a bigint already; the REST rule takes a JSON number (range and all), as createBooking's.
+    saleAmount: z
+      .bigint()
+      .transform((v): number | string => Number(v))
+      .pipe(modifyDatesRules.saleAmount)
+      .nullish()
+      .transform((v) => v ?? undefined),
+  }),
 });
 
 builder.mutationFields((t) => ({
@@ -90,9 +108,12 @@ builder.mutationFields((t) => ({
     type: DatesChangeRef,
     description:
       "Changes a booking's dates, or previews the change (REST: POST /channel/v1/reservations/{id}/modify-dates). The new " +
-      'stay is re-priced by the provider; in production the difference is charged from the balance or refunded to it, and ' +
-      'reservation.modified is sent. Only a confirmed single-room booking, before its check-in day and while it can be ' +
-      'cancelled free of charge. A provider failure is a top-level UPSTREAM_ERROR and changes nothing',
+      'stay is re-priced by the provider; in production the difference is charged from the balance or refunded to it; the ' +
+      'booking takes saleAmount (the one given, else cleared when the total changes); reservation.modified is sent. The id ' +
+      'names one booking and only that booking changes (never another room of its reservation). It must be confirmed, ' +
+      'before its check-in day, cancellable free of charge and the only live room of its reservation (else multi_room: ' +
+      'moving it alone would split the stay); a booking made for several rooms (one book token) changes as a whole. A provider ' +
+      'failure is a top-level UPSTREAM_ERROR and changes nothing',
     authScopes: { scope: 'reservations:write' },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: ModifyBookingDatesInput, required: true }) },
     validate: { schema: modifyArgs },
@@ -106,7 +127,7 @@ builder.mutationFields((t) => ({
       modifyBookingDates(
         ctx,
         String(id),
-        { checkin: input.checkin, checkout: input.checkout, preview: input.preview ?? false },
+        { checkin: input.checkin, checkout: input.checkout, preview: input.preview ?? false, saleAmount: input.saleAmount ?? undefined },
         { checkin: 'input.checkin', checkout: 'input.checkout' },
       ),
   }),

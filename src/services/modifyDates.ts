@@ -5,11 +5,11 @@ import { TRANSACTION_OPTIONS } from '../db/client.js';
 import { Prisma, type Booking, type BookingModification } from '../generated/prisma/client.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';
 import type { BookingStatus } from './bookingStates.js';
-import { dateOnly, getBooking, recordEvents, requestLeaseMs, SoldOutError, PriceChangedError } from './bookings.js';
+import { bookingRules, dateOnly, getBooking, recordEvents, requestLeaseMs, SoldOutError, PriceChangedError } from './bookings.js';
 import { freeCancellationBefore } from './cancellation.js';
 import { ConflictError, UpstreamError, ValidationError } from './errors.js';
 import { post } from './ledger.js';
-import { currencySchema, type Amount, type Currency } from './money.js';
+import { amountToNumber, currencySchema, type Amount, type Currency } from './money.js';
 import { findRoomType, getProperty, type CancellationPolicyType } from './properties.js';
 import { inclusive, localDate, normalizeStay, pricingOf, searchRules, SNAKE_NAMES, type FieldNames, type Pricing } from './search.js';
 
@@ -29,9 +29,14 @@ import { inclusive, localDate, normalizeStay, pricingOf, searchRules, SNAKE_NAME
  * A process stopping between the steps leaves a `processing` change the sweeper
  * (`sweepModifications`, run by the booking sync) aborts at the provider and voids.
  *
- * Rules: only a confirmed booking of one room, before its check-in day (property time zone) and
- * while it can still be cancelled free of charge; so a change never costs a fee (`change_fee` 0).
- * Occupancy, room type and rate plan stay; the rate plan's current policy applies to the new stay.
+ * Rules: the id names one booking, and only that booking changes. It must be confirmed, before its
+ * check-in day (property time zone) and still cancellable free of charge, so a change never costs
+ * a fee (`change_fee` 0); and it must be the only live room of its reservation (moving one room of
+ * several would split the stay: `multi_room`). A v1 booking that holds several rooms in one row
+ * changes as a whole: the provider moves all its rooms. Occupancy, room type and rate plan stay;
+ * the rate plan's current policy applies to the new stay. `saleAmount` (the partner's customer
+ * price, informational) takes the commit's `sale_amount`, or is cleared when the total changes
+ * without one, so a voucher never prints the old price for the new dates.
  */
 
 /** Why a booking's dates cannot change; `details.reason` of MODIFICATION_NOT_ALLOWED. */
@@ -56,6 +61,8 @@ export const modifyDatesRules = {
   checkin: searchRules.checkin,
   checkout: searchRules.checkout,
   preview: z.boolean(),
+  /** The partner's customer price for the new stay: the rule of POST /bookings. */
+  saleAmount: bookingRules.saleAmount,
 };
 
 export interface ModifyDatesInput {
@@ -63,6 +70,11 @@ export interface ModifyDatesInput {
   checkout: string;
   /** True: only say what the change would be. */
   preview?: boolean | undefined;
+  /**
+   * The partner's customer price for the new stay (informational; the voucher prints it). A commit
+   * stores it; without it, a commit that changes the total clears the old one. Unused on a preview.
+   */
+  saleAmount?: Amount | undefined;
 }
 
 /** Names of the input fields as a surface spells them. */
@@ -104,19 +116,23 @@ export async function modifyBookingDates(
   names: ModifyDatesNames = SNAKE_NAMES,
 ): Promise<DatesChange> {
   const { deps } = ctx;
-  const booking = await roomToChange(deps, await getBooking(ctx, id));
+  const booking = await getBooking(ctx, id);
   const now = deps.clock();
-  checkDates(booking, input, now, names);
+  const nights = checkDates(booking, input, now, names);
   refuseChange(booking, now);
+  await refuseSplit(deps, booking);
 
-  const quote = await quoteChange(ctx, booking, input);
+  const quote = await quoteChange(ctx, booking, input, nights);
   if (input.preview) return quote;
-  return commit(ctx, booking, quote);
+  return commit(ctx, booking, quote, input.saleAmount);
 }
 
-/** New dates: valid as a search's (1 to 30 nights, not past, within 500 days), from today at the property, and new. */
-function checkDates(booking: Booking, input: ModifyDatesInput, now: Date, names: ModifyDatesNames): void {
-  normalizeStay(
+/**
+ * New dates: valid as a search's (1 to 30 nights, not past, within 500 days), from today at the
+ * property, and new. Returns the new stay's nights.
+ */
+function checkDates(booking: Booking, input: ModifyDatesInput, now: Date, names: ModifyDatesNames): number {
+  const stay = normalizeStay(
     { checkin: input.checkin, checkout: input.checkout, occupancy: occupancyOf(booking) },
     now,
     { ...SNAKE_NAMES, ...names },
@@ -126,6 +142,7 @@ function checkDates(booking: Booking, input: ModifyDatesInput, now: Date, names:
   if (input.checkin === dateOnly(booking.checkin) && input.checkout === dateOnly(booking.checkout)) {
     throw new ValidationError([{ field: names.checkin, reason: 'the booking already has these dates' }]);
   }
+  return stay.nights;
 }
 
 /**
@@ -163,24 +180,24 @@ function freeChangeBefore(booking: Booking): Date | null {
 const LIVE: BookingStatus[] = ['pending', 'confirmed', 'cancelling', 'checked_in'];
 
 /**
- * The room whose dates change. A reservation (spec §4.8) is an itinerary whose id is its first
- * room's; the id of any of its rooms names it. Its one live room is the one to change (the first
- * may have been cancelled alone); with several live rooms, they would have to move together, which
- * is not supported: 409 multi_room. With none, the named booking answers the refusal.
+ * The id names one booking (one room of a reservation, spec §4.8; a reservation's id is its first
+ * room's) and only that booking changes: never another room of its reservation. The booking
+ * itself passed `refuseChange`; when its reservation has another live room, moving this one
+ * alone would split the stay: 409 multi_room. Rooms are never added to a reservation, so a
+ * reservation that passes here cannot gain a live room before the commit.
  */
-async function roomToChange(deps: AppDeps, booking: Booking): Promise<Booking> {
-  const live = await deps.db.prisma.booking.findMany({
-    where: { channelId: booking.channelId, itineraryId: booking.itineraryId, status: { in: LIVE } },
-    take: 2,
+async function refuseSplit(deps: AppDeps, booking: Booking): Promise<void> {
+  const other = await deps.db.prisma.booking.findFirst({
+    where: { channelId: booking.channelId, itineraryId: booking.itineraryId, id: { not: booking.id }, status: { in: LIVE } },
+    select: { id: true },
   });
-  if (live.length > 1) {
+  if (other) {
     throw new ModificationNotAllowedError(
       booking,
       'multi_room',
-      'This reservation has several live rooms; their dates cannot change here (cancel and book again, or cancel rooms first)',
+      'This booking is one of several live rooms of its reservation; its dates cannot change alone (cancel the other rooms first, or cancel and book again)',
     );
   }
-  return live[0] ?? booking;
 }
 
 function occupancyOf(booking: Booking): RoomOccupancy[] {
@@ -188,7 +205,7 @@ function occupancyOf(booking: Booking): RoomOccupancy[] {
 }
 
 /** The provider's price and stock for the new dates, and what the change comes to. */
-async function quoteChange(ctx: RequestContext, booking: Booking, input: ModifyDatesInput): Promise<DatesChange> {
+async function quoteChange(ctx: RequestContext, booking: Booking, input: ModifyDatesInput, nights: number): Promise<DatesChange> {
   const answer = await ctx.deps.upstream.quoteChange(booking.id, { checkin: input.checkin, checkout: input.checkout }, callOptions(ctx));
   if (answer === null) {
     ctx.logger.error({ booking: booking.id }, 'the provider does not know a confirmed booking');
@@ -207,7 +224,6 @@ async function quoteChange(ctx: RequestContext, booking: Booking, input: ModifyD
   const currency = currencySchema.catch('KRW').parse(booking.requestCurrency) as Currency;
   const pricing = pricingOf(answer.rate, currency);
   const newTotal = inclusive(answer.rate);
-  const nights = Math.round((Date.parse(input.checkout) - Date.parse(input.checkin)) / 86_400_000);
   return {
     preview: true,
     booking,
@@ -230,6 +246,8 @@ async function quoteChange(ctx: RequestContext, booking: Booking, input: ModifyD
   };
 }
 
+// Copies of bookings.ts's private `transact` and `dateValue`: to be imported once bookings.ts
+// exports them.
 function transact<T>(deps: AppDeps, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
   return deps.db.prisma.$transaction(fn, TRANSACTION_OPTIONS);
 }
@@ -249,7 +267,7 @@ function sameStay(booking: Booking, quote: DatesChange) {
   };
 }
 
-async function commit(ctx: RequestContext, booking: Booking, quote: DatesChange): Promise<DatesChange> {
+async function commit(ctx: RequestContext, booking: Booking, quote: DatesChange, saleAmount: Amount | undefined): Promise<DatesChange> {
   const { deps } = ctx;
   const { channelId } = principalOf(ctx);
   const modificationId = randomUUID();
@@ -295,7 +313,7 @@ async function commit(ctx: RequestContext, booking: Booking, quote: DatesChange)
   try {
     outcome = await deps.upstream.modifyBooking(
       booking.id,
-      { modification_id: modificationId, checkin: quote.checkin, checkout: quote.checkout, total: Number(quote.newTotal) },
+      { modification_id: modificationId, checkin: quote.checkin, checkout: quote.checkout, total: amountToNumber(quote.newTotal) },
       { scenario: ctx.scenario },
     );
   } catch (error) {
@@ -316,7 +334,7 @@ async function commit(ctx: RequestContext, booking: Booking, quote: DatesChange)
   }
 
   // 3. Settle: the booking takes the change, unless something else moved it first.
-  const settled = await applyModification(deps, booking, modification);
+  const settled = await applyModification(deps, booking, modification, saleAmount);
   if (!settled) {
     await voidModification(deps, modification, !(await abortAtProvider(deps, modification)));
     const current = await deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.id } });
@@ -341,11 +359,14 @@ function bookingChanged(): ConflictError {
 
 /**
  * The booking takes the change in one transaction (dates, amounts, policy and deadline, the
- * refund of a cheaper stay, `reservation.modified`). Null when the booking is no longer the one
- * the change was made for (a cancellation won) or the change is no longer in flight.
+ * partner's sale amount, the refund of a cheaper stay, `reservation.modified`). Null when the
+ * booking is no longer the one the change was made for (a cancellation won) or the change is no
+ * longer in flight.
  */
-async function applyModification(deps: AppDeps, booking: Booking, m: BookingModification): Promise<Booking | null> {
+async function applyModification(deps: AppDeps, booking: Booking, m: BookingModification, saleAmount: Amount | undefined): Promise<Booking | null> {
   const now = deps.clock();
+  // A sale amount given is stored; without one, the old customer price no longer matches a new total.
+  const sale = saleAmount !== undefined ? { saleAmount } : m.toTotal !== m.fromTotal ? { saleAmount: null } : {};
   return transact(deps, async (tx) => {
     const { count } = await tx.booking.updateMany({
       where: { id: booking.id, status: 'confirmed', checkin: m.fromCheckin, checkout: m.fromCheckout, totalAmount: m.fromTotal },
@@ -357,6 +378,7 @@ async function applyModification(deps: AppDeps, booking: Booking, m: BookingModi
         requestAmount: m.toRequestAmount,
         cancellationPolicy: m.cancellationPolicy,
         cancellationDeadline: freeCancellationBefore(m.cancellationPolicy as CancellationPolicyType, dateOnly(m.toCheckin), booking.timezone),
+        ...sale,
         updatedAt: now,
       },
     });
