@@ -150,7 +150,7 @@ export const errorDescriptions: Readonly<Record<number, string>> = {
   501: 'NOT_IMPLEMENTED',
   502: 'UPSTREAM_ERROR: the inventory provider failed or did not answer in time',
   503: 'SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers)',
-  504: 'REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: check, or retry a write with its Idempotency-Key',
+  504: 'REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off)',
 };
 
 export const v2ErrorDescriptions: Readonly<Record<number, string>> = {

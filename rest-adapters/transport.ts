@@ -148,11 +148,13 @@ export function httpsRequired(deps: AppDeps): MiddlewareHandler<HttpEnv> {
 
 /**
  * REQUEST_TIMEOUT_MS (Hono's timeout): an answer not ready by then is 504 REQUEST_TIMEOUT. The
- * work goes on (a booking is not cut off halfway at the provider); a write retried with its
- * Idempotency-Key gets its outcome. A streamed answer (SSE, content files) counts as ready when
- * its headers are.
+ * work goes on (a booking is not cut off halfway at the provider). A request with an
+ * Idempotency-Key is never cut off: its key would be released with the 504 while the work still
+ * runs, and a retry would do it twice; such writes are bounded by the provider deadlines instead.
+ * A streamed answer (SSE, content files) counts as ready when its headers are.
  */
 export function requestDeadline(deps: AppDeps): MiddlewareHandler<HttpEnv> {
   const { requestTimeoutMs } = deps.config.transport;
-  return timeout(requestTimeoutMs, () => new HTTPException(504, { cause: new RequestTimeoutError(requestTimeoutMs) }));
+  const deadline = timeout(requestTimeoutMs, () => new HTTPException(504, { cause: new RequestTimeoutError(requestTimeoutMs) }));
+  return async (c, next) => (c.req.method !== 'GET' && c.req.header('idempotency-key') !== undefined ? next() : deadline(c, next));
 }

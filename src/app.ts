@@ -207,7 +207,8 @@ export async function createService(
           (info) => resolve(info.port),
         );
         server.once('error', reject);
-        wss = new WebSocketServer({ noServer: true });
+        // A graphql-ws message is held to the HTTP body limit (ws's default is 100 MiB).
+        wss = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes });
         useServer(graphqlWsOptions(deps, graphql), wss);
         server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
           const path = new URL(request.url ?? '/', 'http://localhost').pathname;

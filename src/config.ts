@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
+import { normalizeIpEntry } from './services/ipRanges.js';
 
 /** Every environment variable the service reads, parsed once, with its default. */
 
@@ -100,7 +101,19 @@ const envSchema = z.object({
   TRUSTED_PROXIES: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+    .transform((v, ctx) => {
+      const entries = v.split(',').map((s) => s.trim()).filter(Boolean);
+      const normalized: string[] = [];
+      for (const entry of entries) {
+        const result = normalizeIpEntry(entry);
+        if ('error' in result) {
+          ctx.addIssue({ code: 'custom', message: `"${entry}": ${result.error}` });
+          return z.NEVER;
+        }
+        normalized.push(result.value);
+      }
+      return normalized;
+    }),
   ADMIN_TOKEN: z.string().min(24, 'at least 24 characters').optional(),
   ADMIN_ALLOW_REMOTE: flag.default(false),
   /** Where `npm run admin` finds the running service; defaults to loopback on PORT. */

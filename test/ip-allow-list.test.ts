@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { normalizeIpEntry } from '../src/services/apps.js';
+import { normalizeIpEntry } from '../src/services/ipRanges.js';
 import type { IssuedCredentials } from '../src/services/operator.js';
 import { SCOPES } from '../src/services/scopes.js';
 import { apiKey, startTestService, type GraphQLResult, type TestService } from './helpers/service.js';

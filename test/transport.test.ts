@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { ConfigError, loadConfig } from '../src/config.js';
 import type { IssuedCredentials } from '../src/services/operator.js';
+import { v1 } from './helpers/flow.js';
 import { apiKey, startTestService, type TestService } from './helpers/service.js';
 
 /**
@@ -146,6 +147,22 @@ describe('IP allow lists', () => {
     const spoofed = await t.request(ME, { headers: { ...apiKey(creds), 'x-forwarded-for': '203.0.113.7' }, ip: '192.0.2.50' });
     expect(spoofed.status).toBe(403);
     expect((await envelope(spoofed)).details).toEqual({ client_ip: '192.0.2.50' });
+  });
+
+  it('reads a forwarded address that carries a port (as some load balancers send it)', async () => {
+    for (const forwarded of ['203.0.113.7:51234', '[::ffff:203.0.113.7]:443', '198.51.100.9:1, 203.0.113.7:8080']) {
+      const res = await t.request(ME, { headers: { ...apiKey(creds), 'x-forwarded-for': forwarded }, ip: PROXY });
+      expect(res.status, forwarded).toBe(200);
+    }
+    const outside = await t.request(ME, { headers: { ...apiKey(creds), 'x-forwarded-for': '192.0.2.9:443' }, ip: PROXY });
+    expect((await envelope(outside)).details).toEqual({ client_ip: '192.0.2.9' });
+  });
+
+  it('TRUSTED_PROXIES takes only addresses and ranges, in canonical form', () => {
+    expect(loadConfig({ TRUSTED_PROXIES: '10.0.0.5, 10.1.0.0/16, ::ffff:10.2.0.0/112' }).trustedProxies).toEqual(['10.0.0.5', '10.1.0.0/16', '10.2.0.0/16']);
+    for (const bad of ['10.0.0.5/8', 'proxy.internal', '0.0.0.0/0', '127.1']) {
+      expect(() => loadConfig({ TRUSTED_PROXIES: bad }), bad).toThrow(/TRUSTED_PROXIES/);
+    }
   });
 
   it('refuses GraphQL fields with IP_NOT_ALLOWED', async () => {
@@ -310,6 +327,44 @@ describe('request deadline and slow clients', () => {
     expect(elapsed).toBeLessThan(3_000);
     // A quick route on the same instance is unaffected.
     expect((await t.request(ME, { headers: apiKey(creds) })).status).toBe(200);
+  });
+
+  it('a write with an Idempotency-Key is never cut off, so its retry replays instead of booking twice', async () => {
+    const flow = v1(t, creds);
+    const upstream = t.service.deps.upstream;
+    const book = upstream.book.bind(upstream);
+    // The provider is slow on bookings (its deadline is 20 s): the answer comes after the 300 ms deadline.
+    upstream.book = async (...args) => {
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      return book(...args);
+    };
+    try {
+      const offer = await flow.offer();
+      const body = JSON.stringify({ book_token: offer.bookToken, booker_name: 'Slow Provider' });
+      const post = (headers: Record<string, string>) =>
+        t.request('/channel/v1/bookings', { method: 'POST', headers: { ...apiKey(creds), 'content-type': 'application/json', ...headers }, body });
+      const first = await post({ 'idempotency-key': 'slow-booking-1' });
+      expect(first.status).toBe(201);
+      const { data } = (await first.json()) as { data: { id: string } };
+      const retry = await post({ 'idempotency-key': 'slow-booking-1' });
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      const bookings = await t.service.deps.db.prisma.booking.findMany({ where: { channelId: creds.user_id } });
+      expect(bookings.map((b) => b.id)).toEqual([data.id]);
+
+      // Without a key the deadline applies: 504 at once, while the booking still completes.
+      const second = await flow.offer({ from: offer.propertyId + 1 });
+      const cut = await t.request('/channel/v1/bookings', {
+        method: 'POST',
+        headers: { ...apiKey(creds), 'content-type': 'application/json' },
+        body: JSON.stringify({ book_token: second.bookToken, booker_name: 'No Key' }),
+      });
+      expect(cut.status).toBe(504);
+      expect((await envelope(cut)).code).toBe('REQUEST_TIMEOUT');
+      await expect.poll(async () => t.service.deps.db.prisma.booking.count({ where: { channelId: creds.user_id, status: 'confirmed' } }), { timeout: 5_000 }).toBe(2);
+    } finally {
+      upstream.book = book;
+    }
   });
 
   it('a client that does not finish its headers gets 408 and the connection closed', async () => {

@@ -1,9 +1,9 @@
-import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { principalOf, type RequestContext } from '../context.js';
 import type { App } from '../generated/prisma/client.js';
 import { isAllowedAddress } from './auth.js';
 import { NotFoundError, UnprocessableError } from './errors.js';
+import { normalizeIpEntry } from './ipRanges.js';
 import { isScope, sortScopes } from './scopes.js';
 
 /**
@@ -42,68 +42,6 @@ export function toAppView(app: App): AppView {
     createdAt: app.createdAt,
     updatedAt: app.updatedAt,
   };
-}
-
-/**
- * One entry in its canonical text, or why it is refused.
- *
- * - IPv4 only in four-part decimal (`127.1`, `0x7f.0.0.1` and leading zeros are refused: the
- *   legacy forms read differently in different tools).
- * - IPv6 in RFC 5952 text (lower case, `::` compression); an IPv4-mapped address or range
- *   (`::ffff:203.0.113.7`, `::ffff:203.0.113.0/120`) becomes its IPv4 form, which is how the
- *   service sees such a caller. Zone ids (`fe80::1%eth0`) are refused.
- * - A range whose address has host bits set (`198.51.100.7/24`) is refused, naming the network:
- *   widening it silently could allow far more than the partner meant.
- * - A full-length prefix (`/32`, `/128`) is the address itself and is written as the address.
- * - A prefix of 0 (`0.0.0.0/0`, `::/0`) and the unspecified address (`0.0.0.0`, `::`) are
- *   refused: the first allows everyone (an empty list says that), the second no caller has.
- */
-export function normalizeIpEntry(raw: string): { value: string } | { error: string } {
-  const text = raw.trim();
-  const slash = text.indexOf('/');
-  const addressText = slash < 0 ? text : text.slice(0, slash);
-  const prefixText = slash < 0 ? undefined : text.slice(slash + 1);
-
-  let address: ipaddr.IPv4 | ipaddr.IPv6;
-  if (ipaddr.IPv4.isValidFourPartDecimal(addressText)) {
-    address = ipaddr.IPv4.parse(addressText);
-  } else if (ipaddr.IPv6.isValid(addressText) && !addressText.includes('%')) {
-    address = ipaddr.IPv6.parse(addressText);
-  } else {
-    return { error: 'not an IPv4 or IPv6 address or CIDR range (e.g. 203.0.113.7, 198.51.100.0/24, 2001:db8::/48)' };
-  }
-
-  let prefix = address.kind() === 'ipv4' ? 32 : 128;
-  if (prefixText !== undefined) {
-    if (!/^(0|[1-9][0-9]{0,2})$/.test(prefixText) || Number(prefixText) > prefix) {
-      return { error: `the prefix length must be a whole number from 1 to ${prefix}` };
-    }
-    prefix = Number(prefixText);
-  }
-
-  // An IPv4-mapped IPv6 address is an IPv4 caller.
-  if (address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress() && prefix >= 96) {
-    address = address.toIPv4Address();
-    prefix -= 96;
-  }
-
-  if (prefix === 0) return { error: 'a range of every address is not allowed; an empty list already allows any address' };
-  const full = address.kind() === 'ipv4' ? 32 : 128;
-  if (prefix < full) {
-    const network = networkOf(address, prefix);
-    if (network.toString() !== address.toString()) {
-      return { error: `host bits are set; the network of this range is ${network.toString()}/${prefix}` };
-    }
-    return { value: `${address.toString()}/${prefix}` };
-  }
-  if (address.range() === 'unspecified') return { error: 'the unspecified address is never the address of a caller' };
-  return { value: address.toString() };
-}
-
-function networkOf(address: ipaddr.IPv4 | ipaddr.IPv6, prefix: number): ipaddr.IPv4 | ipaddr.IPv6 {
-  return address instanceof ipaddr.IPv4
-    ? ipaddr.IPv4.networkAddressFromCIDR(`${address.toString()}/${prefix}`)
-    : ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/${prefix}`);
 }
 
 /**

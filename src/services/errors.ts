@@ -143,7 +143,7 @@ export class RequestTimeoutError extends AppError {
     super(
       504,
       'REQUEST_TIMEOUT',
-      `The request did not finish within ${timeoutMs} ms; it may still complete: check its result, or retry a write with the same Idempotency-Key`,
+      `The request did not finish within ${timeoutMs} ms; its work may still complete: look for its result before repeating it (writes sent with an Idempotency-Key are never cut off)`,
       { timeout_ms: timeoutMs },
     );
   }
