@@ -797,17 +797,17 @@ describe('a webhook deleted by another request meanwhile: 404, never 500', () =>
 describe('the OpenAPI document', () => {
   it('documents every webhook route with its scope, responses and named schemas', async () => {
     const doc = await (await t.request('/channel/v1/openapi.json')).json();
-    // The route's own statuses; the document adds 413 (a body), 415 (a JSON body), 500 and 503 to every route.
+    // The route's own statuses; the document adds 403 (HTTPS_REQUIRED), 413 (a body), 415 (a JSON body), 500, 503 and 504 to every route.
     const expected: [string, string, string[]][] = [
-      ['/webhooks', 'post', ['201', '400', '401', '403', '409', '413', '415', '429', '500', '503']],
-      ['/webhooks', 'get', ['200', '401', '403', '429', '500', '503']],
-      ['/webhooks/{id}', 'get', ['200', '400', '401', '403', '404', '429', '500', '503']],
-      ['/webhooks/{id}', 'patch', ['200', '400', '401', '403', '404', '413', '415', '429', '500', '503']],
-      ['/webhooks/{id}', 'delete', ['204', '400', '401', '403', '404', '429', '500', '503']],
-      ['/webhooks/{id}/ping', 'post', ['200', '400', '401', '403', '404', '413', '429', '500', '503']],
-      ['/webhooks/{id}/deliveries', 'get', ['200', '400', '401', '403', '404', '429', '500', '503']],
-      ['/webhooks/{id}/deliveries/{delivery_id}', 'get', ['200', '400', '401', '403', '404', '429', '500', '503']],
-      ['/webhooks/{id}/deliveries/{delivery_id}/replay', 'post', ['202', '400', '401', '403', '404', '409', '413', '429', '500', '503']],
+      ['/webhooks', 'post', ['201', '400', '401', '403', '409', '413', '415', '429', '500', '503', '504']],
+      ['/webhooks', 'get', ['200', '401', '403', '429', '500', '503', '504']],
+      ['/webhooks/{id}', 'get', ['200', '400', '401', '403', '404', '429', '500', '503', '504']],
+      ['/webhooks/{id}', 'patch', ['200', '400', '401', '403', '404', '413', '415', '429', '500', '503', '504']],
+      ['/webhooks/{id}', 'delete', ['204', '400', '401', '403', '404', '429', '500', '503', '504']],
+      ['/webhooks/{id}/ping', 'post', ['200', '400', '401', '403', '404', '413', '429', '500', '503', '504']],
+      ['/webhooks/{id}/deliveries', 'get', ['200', '400', '401', '403', '404', '429', '500', '503', '504']],
+      ['/webhooks/{id}/deliveries/{delivery_id}', 'get', ['200', '400', '401', '403', '404', '429', '500', '503', '504']],
+      ['/webhooks/{id}/deliveries/{delivery_id}/replay', 'post', ['202', '400', '401', '403', '404', '409', '413', '429', '500', '503', '504']],
     ];
     for (const [path, method, statuses] of expected) {
       const operation = doc.paths[path]?.[method];
