@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRequestContext, type RequestContext } from '../src/context.js';
+import type { PrismaClient } from '../src/generated/prisma/client.js';
+import { authenticate } from '../src/services/auth.js';
 import type { IssuedCredentials } from '../src/services/operator.js';
 import { runBookingSync } from '../src/services/bookingSync.js';
+import { cancelReservation, updateReservation } from '../src/services/reservations.js';
 import { checkInvariants } from './helpers/bookingInvariants.js';
 import { day, v1 } from './helpers/flow.js';
 import { apiKey, startTestService, type TestService } from './helpers/service.js';
@@ -123,6 +127,53 @@ async function eventsOf(t: TestService, bookingId: string): Promise<string[]> {
 
 async function bookingCount(t: TestService, channelId: string): Promise<number> {
   return t.service.deps.db.prisma.booking.count({ where: { channelId } });
+}
+
+async function ctxOf(t: TestService, who: IssuedCredentials): Promise<RequestContext> {
+  const principal = await authenticate(t.service.deps.db.prisma, { apiKey: who.api_key });
+  if (!principal) throw new Error('test credential refused');
+  return createRequestContext(t.service.deps, { requestId: 'test', logger: t.service.deps.logger, principal, authError: null, signal: undefined });
+}
+
+/**
+ * `real`, except that in its transactions `afterUpdate` sees the `where` of each booking
+ * updateMany once it is done, and each transaction, once over, waits for what `waitFor` gives.
+ */
+function interleaved(real: PrismaClient, afterUpdate: (where: Json) => void, waitFor: () => Promise<unknown> | undefined): PrismaClient {
+  const bind = (target: object, key: string | symbol) => {
+    const value = Reflect.get(target, key);
+    return typeof value === 'function' ? value.bind(target) : value;
+  };
+  return new Proxy(real, {
+    get(target, key) {
+      if (key !== '$transaction') return bind(target, key);
+      return async (fn: (tx: unknown) => Promise<unknown>, options: unknown) => {
+        const result = await target.$transaction(
+          (tx) =>
+            fn(
+              new Proxy(tx, {
+                get(t, k) {
+                  if (k !== 'booking') return bind(t, k);
+                  return new Proxy(t.booking, {
+                    get(delegate, method) {
+                      if (method !== 'updateMany') return bind(delegate, method);
+                      return async (args: { where: Json }) => {
+                        const done = await delegate.updateMany(args as Parameters<typeof delegate.updateMany>[0]);
+                        afterUpdate(args.where);
+                        return done;
+                      };
+                    },
+                  });
+                },
+              }),
+            ),
+          options as Parameters<typeof target.$transaction>[1],
+        );
+        await waitFor();
+        return result;
+      };
+    },
+  });
 }
 
 const V1_RECORD_KEYS = [
@@ -609,6 +660,79 @@ describe('PATCH /reservations/{id}', () => {
     expect(error.details!.fields.map((f: Json) => f.field)).toContain(field);
   });
 
+  /** The rooms' special requests and their events, as a partner reads them. */
+  async function roomsNow(data: Json) {
+    const rooms = (await (await r.get(data.id)).json()).data.rooms as Json[];
+    return Promise.all(
+      rooms.map(async (room) => {
+        const record = (await (await r.call('GET', `/bookings/${room.booking_id}`)).json()).data;
+        return { id: room.booking_id as string, status: room.status as string, specialRequests: record.specialRequests, events: await eventsOf(sandbox, room.booking_id) };
+      }),
+    );
+  }
+
+  it('all or nothing: room 2 cancelled after room 1 is written, before room 2 is, leaves every room patched or none', async () => {
+    const three = await findRate(sandbox, who, { from: 15, checkin: day(12), checkout: day(13), minRooms: 3 });
+    const data = await created(
+      await r.reserve({ ...oneRoom(three, { special_requests: 'Quiet room' }), adults: undefined, rooms: [{ adults: 2 }, { adults: 1 }, { adults: 1 }] }),
+    );
+    const [first, second, third] = data.rooms.map((room: Json) => room.booking_id as string);
+    const ctx = await ctxOf(sandbox, who);
+    // The PATCH runs on a client that, once room 1 is written, starts cancelling room 2 (through the
+    // real client) and, when the transaction that wrote room 1 is over, waits for that cancellation
+    // to end before the PATCH goes on: the window between two rooms, made certain.
+    let cancelling: Promise<unknown> | undefined;
+    const prisma = interleaved(sandbox.service.deps.db.prisma, (where) => {
+      if (!cancelling && where.id === first) cancelling = cancelReservation(ctx, data.id, [second]).catch((error: unknown) => error);
+    }, () => cancelling);
+    const racing = { ...ctx, deps: { ...ctx.deps, db: { ...ctx.deps.db, prisma } } };
+    const outcome = await updateReservation(racing, data.id, { specialRequests: 'Twin beds' }).then(
+      () => 'patched',
+      (error: { code?: string }) => error.code,
+    );
+    expect(cancelling, 'the cancellation started between the rooms').toBeDefined();
+    const cancelled = (await cancelling) as { cancelled?: Json[] };
+    expect(cancelled.cancelled?.map((b) => [b.id, b.status])).toEqual([[second, 'cancelled']]);
+
+    const rooms = await roomsNow(data);
+    expect(rooms.map((room) => room.status)).toEqual(['confirmed', 'cancelled', 'confirmed']);
+    const patched = rooms.filter((room) => room.specialRequests === 'Twin beds').map((room) => room.id);
+    const modified = rooms.filter((room) => room.events.includes('reservation.modified')).map((room) => room.id);
+    if (outcome === 'patched') {
+      // The PATCH went first, whole: every room, room 2 before it was cancelled.
+      expect(patched).toEqual([first, second, third]);
+      expect(modified).toEqual([first, second, third]);
+      expect(rooms[1]!.events).toEqual(['reservation.created', 'reservation.confirmed', 'reservation.modified', 'reservation.cancelled']);
+    } else {
+      // Refused: nothing changed, no event.
+      expect(outcome).toBe('BOOKING_NOT_MODIFIABLE');
+      expect(patched).toEqual([]);
+      expect(modified).toEqual([]);
+    }
+    await checkInvariants(sandbox, who.user_id);
+  });
+
+  it('a PATCH and a cancellation of room 2 sent together: the live rooms are patched alike, or none is', async () => {
+    for (let round = 0; round < 3; round++) {
+      const three = await findRate(sandbox, who, { from: 15, checkin: day(14 + round), checkout: day(15 + round), minRooms: 3 });
+      const data = await created(await r.reserve({ ...oneRoom(three), adults: undefined, rooms: [{ adults: 2 }, { adults: 1 }, { adults: 1 }] }));
+      const [first, second, third] = data.rooms.map((room: Json) => room.booking_id as string);
+      const [patch, cancel] = await Promise.all([r.patch(data.id, { special_requests: `Round ${round}` }), r.cancelRoom(data.id, second)]);
+      expect(cancel.status).toBe(200);
+      expect([200, 409]).toContain(patch.status);
+      const rooms = await roomsNow(data);
+      const patched = rooms.filter((room) => room.specialRequests === `Round ${round}`).map((room) => room.id);
+      if (patch.status === 200) {
+        // Rooms 1 and 3 always; room 2 too when the PATCH went before the cancellation began.
+        expect([[first, third], [first, second, third]]).toContainEqual(patched);
+        expect(rooms.filter((room) => room.events.includes('reservation.modified')).map((room) => room.id)).toEqual(patched);
+      } else {
+        expect(patched).toEqual([]);
+      }
+    }
+    await checkInvariants(sandbox, who.user_id);
+  });
+
   it("404 for another channel's reservation, nothing changed; 403 without reservations:write", async () => {
     const data = await created(await r.reserve(oneRoom(rate)));
     const stranger = await sandbox.channel();
@@ -789,5 +913,35 @@ describe('cancelling a reservation with a room checked in (sandbox: the property
     await expectError(await r.patch(data.id, { special_requests: 'Extra towels' }), 409, 'BOOKING_NOT_MODIFIABLE');
     expect((await r.patch(data.id, { guest: { phone: '+82 2 123 4567' } })).status).toBe(200);
     await checkInvariants(sandbox, who.user_id);
+  });
+});
+
+describe('the /reservations routes in the OpenAPI document', () => {
+  it('declare their path id, its 404 and the Idempotency-Key header alike; a bad id is a 400', async () => {
+    const res = await sandbox.request('/channel/v1/openapi.json');
+    expect(res.status).toBe(200);
+    const paths = (await res.json()).paths as Record<string, Record<string, Json>>;
+    const ids = new Set<string>();
+    const notFound = new Set<string>();
+    const keys = new Set<string>();
+    let routes = 0;
+    for (const [path, operations] of Object.entries(paths)) {
+      if (!path.startsWith('/reservations/{id}')) continue;
+      for (const operation of Object.values(operations)) {
+        routes++;
+        const params = (operation.parameters ?? []) as Json[];
+        ids.add(JSON.stringify(params.find((p) => p.in === 'path' && p.name === 'id')));
+        notFound.add(operation.responses['404']?.description);
+        expect(operation.responses['400']?.description, path).toMatch(/^VALIDATION_ERROR: .*\bid\b/);
+        const key = params.find((p) => p.in === 'header' && p.name === 'idempotency-key');
+        if (key) keys.add(JSON.stringify(key));
+      }
+    }
+    // The reservation, its rooms, changes, fee, vouchers.
+    expect(routes).toBeGreaterThanOrEqual(8);
+    expect([...ids]).toHaveLength(1);
+    expect(JSON.parse([...ids][0]!)).toMatchObject({ required: true, schema: { type: 'string', minLength: 1, maxLength: 64 } });
+    expect([...notFound].filter((d) => !/booking is not one of its rooms/.test(d))).toHaveLength(1);
+    expect([...keys]).toHaveLength(1);
   });
 });

@@ -24,7 +24,7 @@ import { dataEnvelope, errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idempotency } from '../idempotency.js';
 import { intParam } from '../params.js';
-import { BAD_ID, idempotencyHeader, money, NO_RESERVATION, ReservationId } from './reservationParams.js';
+import { BAD_ID, BAD_ID_REASON, idempotencyHeader, money, NO_RESERVATION, ReservationId } from './reservationParams.js';
 import { CancellationPolicyWire, Pagination, paginationToWire } from './search.js';
 
 /**
@@ -326,14 +326,16 @@ const patchRoute = scopedRoute('reservations:write', {
   description:
     'Applied to every room still pending, confirmed or checked in, by the rules of PATCH /bookings/{id}: the guest at any ' +
     'time; special_requests and arrival_time only before check-in (15:00 local on the check-in date, and not once checked ' +
-    'in). null clears phone, country, special_requests and arrival_time. Every room is checked before any changes: a refusal ' +
-    '(409 BOOKING_NOT_MODIFIABLE) changes nothing. Each room that changes writes reservation.modified. Dates: ' +
+    'in). null clears phone, country, special_requests and arrival_time. All or nothing: the rooms change in one transaction, ' +
+    'each checked as it is then, so a refusal (409 BOOKING_NOT_MODIFIABLE) changes nothing, and a cancellation or check-in ' +
+    'of a room arriving meanwhile lands wholly before the change (that room is no longer live, or refuses) or after it. ' +
+    'Each room that changes writes reservation.modified. Dates: ' +
     'POST /reservations/{id}/modify-dates.',
   request: { params: ReservationId, body: { required: true, content: { 'application/json': { schema: UpdateReservationWire } } } },
   responses: {
     200: { description: 'The updated reservation', content: { 'application/json': { schema: dataEnvelope(ReservationWire) } } },
     ...errorResponses(
-      [400, 'VALIDATION_ERROR: a bad or unknown field, an empty change, a bad id (details.fields), or a malformed JSON body'],
+      [400, `VALIDATION_ERROR: a bad or unknown field, an empty change, ${BAD_ID_REASON} (details.fields), or a malformed JSON body`],
       401,
       403,
       NO_RESERVATION,
@@ -363,7 +365,7 @@ const cancelRoute = scopedRoute('reservations:write', {
   responses: {
     200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelledWire) } } },
     ...errorResponses(
-      [400, 'VALIDATION_ERROR: a room_ids entry that is not a room of this reservation or is repeated, a bad id, a malformed body or Idempotency-Key (details.fields)'],
+      [400, `VALIDATION_ERROR: a room_ids entry that is not a room of this reservation or is repeated, ${BAD_ID_REASON}, a malformed body or Idempotency-Key (details.fields)`],
       401,
       403,
       NO_RESERVATION,
@@ -390,7 +392,7 @@ const cancelRoomRoute = scopedRoute('reservations:write', {
   responses: {
     200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelledWire) } } },
     ...errorResponses(
-      [400, 'VALIDATION_ERROR: an id longer than 64 characters, or a bad Idempotency-Key (details.fields)'],
+      [400, `VALIDATION_ERROR: ${BAD_ID_REASON}, or a bad Idempotency-Key (details.fields)`],
       401,
       403,
       [404, "NOT_FOUND: no reservation of this channel has this id, or the booking is not one of its rooms"],

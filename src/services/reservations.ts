@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { principalOf, type RequestContext } from '../context.js';
+import { TRANSACTION_OPTIONS } from '../db/client.js';
 import { Prisma, type Booking } from '../generated/prisma/client.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';
 import { VISIBLE_STATUSES, type VisibleStatus } from './bookingStates.js';
@@ -9,10 +10,10 @@ import {
   cancelBooking,
   isUuid,
   NotModifiableError,
+  recordEvents,
   refuseCancel,
   refuseModify,
   SoldOutError,
-  updateBooking,
   verifyBookToken,
   type GuestDetails,
   type OfferToBook,
@@ -31,10 +32,13 @@ import { normalizeStay, offerOf, pageOf, propertyAvailability, type FieldNames, 
  * room and every v2 itinerary a reservation too, so all of a channel's bookings can be found here.
  *
  * Nothing here moves money or changes a status by itself: rooms are booked with bookOffers (all or
- * nothing, one charge per room through the ledger), changed with updateBooking and cancelled with
- * cancelBooking (fee per room by its policy, refund through the ledger, events per booking).
+ * nothing, one charge per room through the ledger), changed by the rules of updateBooking (all
+ * rooms in one transaction) and cancelled with cancelBooking (fee per room by its policy, refund
+ * through the ledger, events per booking).
  *
- * Field names in errors are the REST ones (snake_case), the only surface of this service.
+ * REST (/channel/v1/reservations) and GraphQL (reservation, reservations, createReservation,
+ * updateReservation, cancelReservation) both come here. Field names in errors are the REST ones
+ * (snake_case); the GraphQL fields rename them to their own arguments (src/schema/reservations.ts).
  */
 
 export interface Reservation {
@@ -459,13 +463,51 @@ export interface ReservationPatch {
 
 /**
  * PATCH /reservations/{id}: the guest (any time the rooms are live), special requests and arrival
- * time (before check-in), by the rules of PATCH /bookings/{id}, applied to every room still live
- * (pending, confirmed or checked in). Every room is checked before any is changed, so a refusal
- * (409 BOOKING_NOT_MODIFIABLE) changes nothing. Each room that changes writes reservation.modified.
+ * time (before check-in), by the rules of PATCH /bookings/{id} (refuseModify), applied to every
+ * room still live (pending, confirmed or checked in). All or nothing: one transaction locks the
+ * reservation's rooms (FOR UPDATE, in id order), reads them as they are now, checks every room,
+ * then changes each with a conditional update (its status as read) and writes its
+ * reservation.modified. A refusal (409 BOOKING_NOT_MODIFIABLE), or any failure on a later room,
+ * rolls back every room and every event: nothing changes. A cancellation or check-in racing the
+ * PATCH is ordered before it (its room is no longer live, or refuses) or after it, never between
+ * two rooms. A room whose values already are the patch's is not written and writes no event.
  */
 export async function updateReservation(ctx: RequestContext, id: string, patch: ReservationPatch): Promise<Reservation> {
-  const { bookings } = await getReservation(ctx, id);
+  const { id: itineraryId } = await getReservation(ctx, id);
+  const channelId = principalOf(ctx).channelId;
   const now = ctx.deps.clock();
+  await ctx.deps.db.prisma.$transaction(async (tx) => {
+    // Every room of the reservation, locked in one order so that two PATCHes never deadlock; a
+    // cancellation or a reported check-in of a room waits for this transaction, or went first.
+    await tx.$queryRaw`
+      SELECT "id" FROM "bookings" WHERE "channel_id" = ${channelId}::uuid AND "itinerary_id" = ${itineraryId}::uuid
+      ORDER BY "id" FOR UPDATE`;
+    const bookings = await tx.booking.findMany({
+      where: { channelId, itineraryId, status: { in: [...VISIBLE_STATUSES] } },
+      orderBy: ROOM_ORDER,
+    });
+    if (!bookings.length) throw new NotFoundError(`Reservation ${id} was not found`);
+    for (const [booking, change] of reservationChanges(bookings, patch, now)) {
+      const changes = changedFields(booking, change);
+      if (!Object.keys(changes).length) continue;
+      const { count } = await tx.booking.updateMany({
+        where: { id: booking.id, status: booking.status },
+        data: { ...changes, updatedAt: now },
+      });
+      // Not while the rows are locked; kept as the guard PATCH /bookings/{id} has.
+      if (count === 0) throw new ConflictError('BOOKING_CHANGED', 'The reservation changed while it was being updated; read it and retry');
+      const updated = await tx.booking.findUniqueOrThrow({ where: { id: booking.id } });
+      await recordEvents(tx, updated, ['reservation.modified'], now);
+    }
+  }, TRANSACTION_OPTIONS);
+  return getReservation(ctx, id);
+}
+
+/**
+ * What the patch changes on each live room of `bookings` (as they are now), every room checked
+ * by refuseModify first: the first room that refuses refuses the whole patch.
+ */
+function reservationChanges(bookings: Booking[], patch: ReservationPatch, now: Date): [Booking, GuestDetails][] {
   const live = bookings.filter((b) => {
     try {
       refuseModify(b, {}, now);
@@ -497,8 +539,16 @@ export async function updateReservation(ctx: RequestContext, id: string, patch: 
     },
   ]);
   for (const [b, change] of changes) refuseModify(b, change, now);
-  for (const [b, change] of changes) await updateBooking(ctx, b.id, change);
-  return getReservation(ctx, id);
+  return changes;
+}
+
+/** The fields of `change` that differ from the booking's, as updateBooking writes them (nothing else). */
+function changedFields(booking: Booking, change: GuestDetails): Prisma.BookingUpdateManyMutationInput {
+  const changes: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(change) as [keyof GuestDetails, string | null | undefined][]) {
+    if (value !== undefined && booking[key] !== value) changes[key] = value;
+  }
+  return changes;
 }
 
 // ---------------------------------------------------------------------------------------------
