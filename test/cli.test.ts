@@ -109,6 +109,20 @@ describe('operator CLI against the running service', () => {
     expect((await admin('channel:show', '--user-id', created.user_id)).json.balance).toBe(750000);
   });
 
+  it('channel:rate-limit sets the channel\'s rate_limit, which the next request is charged against', async () => {
+    const set = await admin('channel:rate-limit', '--user-id', created.user_id, '--sandbox', '5');
+    expect(set).toEqual({ code: 0, json: { user_id: created.user_id, rate_limit: { sandbox: 5, production: 600 } } });
+    const res = await me(created.api_key);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('5');
+    expect((await res.json()).data.rate_limit).toEqual({ sandbox: 5, production: 600 });
+    const bad = await admin('channel:rate-limit', '--user-id', created.user_id, '--sandbox', 'lots');
+    expect(bad.code).toBe(1);
+    expect(bad.json.error.code).toBe('VALIDATION_ERROR');
+    expect((await admin('channel:rate-limit', '--user-id', created.user_id)).json.error.code).toBe('VALIDATION_ERROR');
+    expect((await admin('channel:rate-limit', '--user-id', created.user_id, '--sandbox', '1000')).json.rate_limit.sandbox).toBe(1000);
+  });
+
   it('app:suspend refuses the app at once and app:resume restores it', async () => {
     expect((await admin('app:suspend', '--app-id', created.app_id)).json.status).toBe('suspended');
     expect((await me(created.api_key)).status).toBe(401);

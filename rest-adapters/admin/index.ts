@@ -44,6 +44,14 @@ export function adminRoutes(deps: AppDeps): OpenAPIHono<HttpEnv> {
     return ok(c, { user_id: result.user_id, amount: Number(result.amount), balance: Number(result.balance) });
   });
 
+  // Applies on this instance at once, on others within RATE_LIMIT_CACHE_TTL_MS.
+  app.openapi(rateLimit, async (c) => {
+    const id = c.req.valid('param').id;
+    const result = await operator.setRateLimit(prisma, id, c.req.valid('json'));
+    deps.limiters.api.forget(id);
+    return ok(c, result);
+  });
+
   // Each change to an app's credentials drops the credential cache, so this instance refuses a
   // suspended app, a revoked key or an address off the allow list from the next request on.
   app.openapi(appAction('suspend'), async (c) => {
@@ -133,6 +141,22 @@ const topUp = createRoute({
   request: {
     params: idParam,
     ...json(z.object({ amount: positiveAmount, reference: z.string().trim().min(1).max(200).optional() }).strict()),
+  },
+  responses: { 200: anyJson },
+});
+
+const points = z.int().min(1).max(1_000_000);
+const rateLimit = createRoute({
+  method: 'put',
+  path: '/channels/{id}/rate-limit',
+  request: {
+    params: idParam,
+    ...json(
+      z
+        .object({ sandbox: points.optional(), production: points.optional() })
+        .strict()
+        .refine((v) => v.sandbox !== undefined || v.production !== undefined, { message: 'give sandbox, production or both' }),
+    ),
   },
   responses: { 200: anyJson },
 });

@@ -48,6 +48,15 @@ const COMMANDS: Record<string, Command> = {
       body: { amount: o.amount, reference: o.reference },
     }),
   },
+  'channel:rate-limit': {
+    usage: '--user-id ID [--sandbox N] [--production N] (requests per minute in each environment)',
+    options: { 'user-id': { required: true }, sandbox: {}, production: {} },
+    request: (o) => ({
+      method: 'PUT',
+      path: `/admin/v1/channels/${encodeURIComponent(o['user-id']!)}/rate-limit`,
+      body: { sandbox: integerOption(o.sandbox), production: integerOption(o.production) },
+    }),
+  },
   'booking:status': {
     usage: '--id ID --to confirmed|failed|checked_in|checked_out|no_show',
     options: { id: { required: true }, to: { required: true } },
@@ -75,6 +84,11 @@ const COMMANDS: Record<string, Command> = {
     }),
   },
 };
+
+/** A whole-number option as a JSON number; anything else as given, for the service to refuse. */
+function integerOption(value: string | undefined): number | string | undefined {
+  return value !== undefined && /^\d{1,9}$/.test(value) ? Number(value) : value;
+}
 
 function appCommand(action: string): Command {
   return {

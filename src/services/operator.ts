@@ -112,6 +112,24 @@ export async function topUp(
   return { user_id: channelId, amount, balance };
 }
 
+/**
+ * Sets a channel's `rate_limit` (`channel:rate-limit`): points per window in each environment.
+ * Omitted values stay. Answers the channel's limits as GET /channels/me shows them.
+ */
+export async function setRateLimit(
+  prisma: PrismaClient,
+  channelId: string,
+  limits: { sandbox?: number | undefined; production?: number | undefined },
+): Promise<{ user_id: string; rate_limit: { sandbox: number; production: number } }> {
+  const exists = await prisma.channel.findUnique({ where: { id: channelId }, select: { id: true } });
+  if (!exists) throw new NotFoundError(`No channel ${channelId}`);
+  const channel = await prisma.channel.update({
+    where: { id: channelId },
+    data: { rateLimitSandbox: limits.sandbox, rateLimitProduction: limits.production },
+  });
+  return { user_id: channel.id, rate_limit: { sandbox: channel.rateLimitSandbox, production: channel.rateLimitProduction } };
+}
+
 export async function setAppStatus(
   prisma: PrismaClient,
   appId: string,

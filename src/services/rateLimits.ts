@@ -120,6 +120,11 @@ export class ChannelRateLimits {
     return this.limiter.consume(channelId, cost, limit);
   }
 
+  /** Forgets the cached limit of a channel (an operator changed it through this instance). */
+  forget(channelId: string): void {
+    this.limits?.delete(channelId);
+  }
+
   /** The channel's points per window in this environment (0 for a channel that no longer exists). */
   private async limitOf(channelId: string): Promise<number> {
     if (!this.limits) return this.readLimit(channelId);
