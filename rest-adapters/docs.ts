@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { NotFoundError } from '../src/services/errors.js';
+import { escapeHtml } from '../src/services/html.js';
 import type { Scope } from '../src/services/scopes.js';
 import { errorDescriptions, v2ErrorDescriptions } from './envelope.js';
 import type { HttpEnv } from './http.js';
@@ -246,10 +247,6 @@ const assets: Record<string, { type: string; body: () => Uint8Array<ArrayBuffer>
 `,
   },
 };
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-}
 
 /**
  * The page. Relative addresses (`openapi.json`, `docs/assets/...`) resolve against the version's

@@ -1,17 +1,30 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { chromium } from 'playwright-core';
 import PostalMime from 'postal-mime';
 import { SMTPServer } from 'smtp-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import nodemailer from 'nodemailer';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { escapeHtml } from '../src/services/html.js';
+import { MAIL_OUTBOX_PURGE_EVERY_MS, purgeMailOutbox, smtpTransportOptions } from '../src/services/mail.js';
 import type { IssuedCredentials } from '../src/services/operator.js';
 import { toWinAnsi, renderVoucherPdf } from '../src/services/voucherPdf.js';
-import { chooseVoucherFormat, VOUCHER_HTML_CSP, VOUCHER_MAILS_PER_HOUR, voucherOf } from '../src/services/vouchers.js';
+import {
+  anyRecipientAllowed,
+  chooseVoucherFormat,
+  VOUCHER_HTML_CSP,
+  VOUCHER_MAILS_PER_CHANNEL_DAY,
+  VOUCHER_MAILS_PER_CHANNEL_HOUR,
+  VOUCHER_MAILS_PER_HOUR,
+  voucherMailLimiters,
+  voucherMailLimits,
+  voucherOf,
+} from '../src/services/vouchers.js';
 import { channelState } from './helpers/bookingInvariants.js';
 import { day, v1 } from './helpers/flow.js';
 import { apiKey, startTestService, testEnv, type TestService } from './helpers/service.js';
@@ -270,6 +283,9 @@ describe('GET /reservations/{id}/voucher', () => {
     expect(text).toContain('This booking is CANCELLED. This voucher is not valid for a stay.');
     expect(text).toContain('Cancellation fee KRW 0');
     expect(text).toContain(`Refund KRW ${Number(cancelled.totalAmount).toLocaleString('en-US')}`);
+    // Nothing is paid for a stay any more: the price is what it was booked for, not a "total paid".
+    expect(text).toContain(`Paid when booked KRW ${Number(cancelled.totalAmount).toLocaleString('en-US')}`);
+    expect(text).not.toContain('Total paid');
     const html = await (await voucher(cancelled.id, '?format=html')).text();
     expect(html).toContain('<div class="status invalid" id="status">CANCELLED</div>');
   });
@@ -317,7 +333,37 @@ describe('GET /reservations/{id}/voucher', () => {
       expect(text).toContain('3 adults');
       const total = rooms.reduce((sum, r) => sum + r.totalAmount, 0n);
       expect(text).toContain(`Total paid KRW ${Number(total).toLocaleString('en-US')}`);
+      expect(text).not.toContain('Not included');
     }
+
+    // One room cancelled: the total is what the live room costs; the cancelled one shows its fee and refund.
+    const cancelled = await t.request(`/channel/v1/reservations/${reservationId}/rooms/${second.id}`, { method: 'DELETE', headers: apiKey(owner) });
+    expect(cancelled.status).toBe(200);
+    const after = await t.service.deps.db.prisma.booking.findUniqueOrThrow({ where: { id: second.id } });
+    expect(after.status).toBe('cancelled');
+    const live = rooms.find((r) => r.id === reservationId)!;
+    const krw = (n: bigint) => `KRW ${Number(n).toLocaleString('en-US')}`;
+    const text = await pdfText(new Uint8Array(await (await voucher(reservationId)).arrayBuffer()));
+    expect(text).toContain(`Total paid ${krw(live.totalAmount)}`);
+    expect(text).toContain('Not included 1 cancelled room (fee and refund shown with each room)');
+    expect(text).toContain(`Cancellation fee ${krw(after.cancellationFee!)}`);
+    expect(text).toContain(`Refund ${krw(after.refundAmount!)}`);
+    const html = await (await voucher(reservationId, '?format=html')).text();
+    expect(html).toContain(`data-field="price">${krw(live.totalAmount)}<`);
+    expect(html).toContain(`data-field="room-2-refund">${krw(after.refundAmount!)}<`);
+  });
+
+  it("a customer price cleared after a date change (saleAmount null): the voucher prints the total paid, not the old price", async () => {
+    const changed = await book({ sale_amount: 777_000 });
+    const before = await (await voucher(changed.id, '?format=html')).text();
+    expect(before).toContain('<th scope="row">Total price</th><td data-field="price">KRW 777,000<');
+    // What a date change that re-priced the stay without a new sale_amount leaves (modify-dates clears it).
+    await t.service.deps.db.prisma.booking.update({ where: { id: changed.id }, data: { saleAmount: null } });
+    const html = await (await voucher(changed.id, '?format=html')).text();
+    const paid = `KRW ${Number(changed.totalAmount).toLocaleString('en-US')}`;
+    expect(html).toContain(`<th scope="row">Total paid</th><td data-field="price">${paid}<`);
+    expect(html).not.toContain('777,000');
+    expect(await pdfText(new Uint8Array(await (await voucher(changed.id)).arrayBuffer()))).toContain(`Total paid ${paid}`);
   });
 
   it("another channel's booking, an unknown id or a malformed one: 404; an id over 64 characters: 400; no credential: 401", async () => {
@@ -435,10 +481,60 @@ describe('POST /reservations/{id}/send-voucher (file transport, the default)', (
     for (let i = 0; i < VOUCHER_MAILS_PER_HOUR; i++) expect((await sendVoucher(busy.id)).status).toBe(202);
     const refused = await sendVoucher(busy.id);
     const error = await expectError(refused, 429, 'VOUCHER_MAIL_LIMIT_EXCEEDED');
-    expect(error.details).toMatchObject({ limit: VOUCHER_MAILS_PER_HOUR, retry_after: expect.any(Number) });
+    expect(error.details).toMatchObject({ scope: 'reservation', window: 'hour', limit: VOUCHER_MAILS_PER_HOUR, retry_after: expect.any(Number) });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3_000);
     // Another reservation is not affected.
     expect((await sendVoucher(booking.id)).status).toBe(202);
+  });
+
+  it(`per channel, all its reservations together: ${VOUCHER_MAILS_PER_CHANNEL_HOUR} per hour, then 429 (scope "channel"); other channels unaffected`, async () => {
+    expect(voucherMailLimits(t.config)).toEqual({ perReservationHour: 10, perChannelHour: 100, perChannelDay: 500 });
+    const spammer = await t.channel({ name: 'Many mails' });
+    const on = v1(t, spammer);
+    const [first, second] = [await book({}, on), await book({}, on)];
+    // The channel's earlier e-mails of this hour (each reservation's own limit is 10: many reservations sent them).
+    await voucherMailLimiters(t.service.deps).channelHour.consume(spammer.user_id, VOUCHER_MAILS_PER_CHANNEL_HOUR - 1);
+    const before = outbox(t);
+    expect((await sendVoucher(first.id, { to: 'someone@example.net' }, {}, spammer)).status).toBe(202);
+    // The next one, to any reservation of the channel, by REST or GraphQL: refused, nothing written.
+    for (const id of [first.id, second.id]) {
+      const refused = await sendVoucher(id, { to: 'someone@example.net' }, {}, spammer);
+      const error = await expectError(refused, 429, 'VOUCHER_MAIL_LIMIT_EXCEEDED');
+      expect(error.details).toEqual({ scope: 'channel', window: 'hour', limit: VOUCHER_MAILS_PER_CHANNEL_HOUR, retry_after: expect.any(Number) });
+      expect(Number(refused.headers.get('retry-after'))).toBe(error.details!.retry_after);
+      expect(error.details!.retry_after).toBeGreaterThan(3_000);
+    }
+    const mutation = 'mutation($id: ID!) { sendVoucher(id: $id) { messageId } }';
+    const graphql = await t.graphql(mutation, { id: second.id }, apiKey(spammer));
+    expect(graphql.errors?.[0]?.extensions).toMatchObject({ code: 'VOUCHER_MAIL_LIMIT_EXCEEDED', details: { scope: 'channel', window: 'hour' } });
+    expect(outbox(t).length).toBe(before.length + 1);
+    // Another channel sends.
+    expect((await sendVoucher(booking.id)).status).toBe(202);
+  });
+
+  it(`per channel: ${VOUCHER_MAILS_PER_CHANNEL_DAY} per day, then 429 (scope "channel", window "day") with a Retry-After of hours`, async () => {
+    const daily = await t.channel({ name: 'Daily mails' });
+    const mine = await book({}, v1(t, daily));
+    await voucherMailLimiters(t.service.deps).channelDay.consume(daily.user_id, VOUCHER_MAILS_PER_CHANNEL_DAY);
+    const before = outbox(t);
+    const refused = await sendVoucher(mine.id, {}, {}, daily);
+    const error = await expectError(refused, 429, 'VOUCHER_MAIL_LIMIT_EXCEEDED');
+    expect(error.details).toEqual({ scope: 'channel', window: 'day', limit: VOUCHER_MAILS_PER_CHANNEL_DAY, retry_after: expect.any(Number) });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(23 * 3_600);
+    expect(outbox(t)).toEqual(before);
+  });
+
+  it('the log names the recipient domain only, never the address', async () => {
+    const logger = t.service.deps.logger;
+    const info = vi.spyOn(logger, 'info');
+    try {
+      expect((await sendVoucher(booking.id, { to: 'Private.Person@Example.ORG' })).status).toBe(202);
+      const logged = JSON.stringify(info.mock.calls);
+      expect(logged).toContain('"toDomain":"example.org"');
+      expect(logged.toLowerCase()).not.toContain('private.person');
+    } finally {
+      info.mockRestore();
+    }
   });
 
   it("another channel's booking: 404; without voucher:read: 403; nothing sent", async () => {
@@ -531,14 +627,45 @@ describe('SMTP transport (SMTP_URL)', () => {
     expect(outbox(mailer)).toEqual([]);
   });
 
+  it("a sandbox that sends real e-mail mails only the reservation's own booker/guest address: another is 422 VOUCHER_RECIPIENT_NOT_ALLOWED", async () => {
+    expect(mailer.config.env).toBe('sandbox');
+    const on = v1(mailer, who);
+    const offer = await on.offer({ from: 30 });
+    const booking = (await (await on.book({ book_token: offer.bookToken, booker_name: 'Park Jisoo', booker_email: 'jisoo@example.com' })).json()).data;
+    const count = received.length;
+    const error = await expectError(await sendVoucher(booking.id, { to: 'victim@example.net' }, {}, who, mailer), 422, 'VOUCHER_RECIPIENT_NOT_ALLOWED');
+    expect(error.details).toEqual({ field: 'to', allowed: 'booker_or_guest_email' });
+    const mutation = 'mutation($id: ID!, $input: SendVoucherInput) { sendVoucher(id: $id, input: $input) { to } }';
+    const graphql = await mailer.graphql(mutation, { id: booking.id, input: { to: 'victim@example.net' } }, apiKey(who));
+    expect(graphql.errors?.[0]?.extensions).toMatchObject({ code: 'VOUCHER_RECIPIENT_NOT_ALLOWED', details: { field: 'input.to' } });
+    expect(received.length).toBe(count);
+    // The booker's own address, however it is capitalised, and the default recipient: sent.
+    expect((await sendVoucher(booking.id, { to: 'JISOO@example.com' }, {}, who, mailer)).status).toBe(202);
+    expect((await sendVoucher(booking.id, undefined, {}, who, mailer)).status).toBe(202);
+    expect(received.slice(count).map((m) => m.to)).toEqual([['JISOO@example.com'], ['jisoo@example.com']]);
+  });
+
+  it('the rule: any recipient in production, or without SMTP_URL (the file transport sends nothing out)', () => {
+    const env = testEnv();
+    try {
+      const smtp = { SMTP_URL: 'smtp://127.0.0.1:2525', MAIL_FROM: 'a@example.com' };
+      expect(anyRecipientAllowed(loadConfig(env))).toBe(true);
+      expect(anyRecipientAllowed(loadConfig({ ...env, ...smtp }))).toBe(false);
+      expect(anyRecipientAllowed(loadConfig({ ...env, ...smtp, CHANNEL_ENV: 'production' }))).toBe(true);
+    } finally {
+      rmSync(env.DATA_DIR!, { recursive: true, force: true });
+    }
+  });
+
   it('a mail server that cannot be reached: 502 MAIL_DELIVERY_FAILED, nothing sent', async () => {
     const on = v1(mailer, who);
     const offer = await on.offer({ from: 30 });
     const booking = (await (await on.book({ book_token: offer.bookToken, booker_name: 'Park Jisoo', booker_email: 'jisoo@example.com' })).json()).data;
     await new Promise<void>((resolve) => smtp.close(() => resolve()));
     smtpClosed = true;
+    const count = received.length;
     await expectError(await sendVoucher(booking.id, undefined, {}, who, mailer), 502, 'MAIL_DELIVERY_FAILED');
-    expect(received).toHaveLength(1);
+    expect(received).toHaveLength(count);
     expect(outbox(mailer)).toEqual([]);
   });
 
@@ -555,6 +682,141 @@ describe('SMTP transport (SMTP_URL)', () => {
     } finally {
       rmSync(env.DATA_DIR!, { recursive: true, force: true });
     }
+  });
+});
+
+/** A non-loopback IPv4 address of this machine, to reach a local SMTP server as a remote host. */
+const LAN_ADDRESS = Object.values(networkInterfaces())
+  .flat()
+  .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+
+describe('SMTP to a remote host: STARTTLS is required', () => {
+  let service: TestService | undefined;
+  let smtp: SMTPServer | undefined;
+  afterAll(async () => {
+    await service?.close();
+    if (smtp) await new Promise<void>((resolve) => smtp!.close(() => resolve()));
+  });
+
+  /** An SMTP server on every interface, with or without STARTTLS (smtp-server's own self-signed certificate). */
+  async function listen(starttls: boolean, port = 0) {
+    if (smtp) await new Promise<void>((resolve) => smtp!.close(() => resolve()));
+    const got: { secure: boolean; to: string[] }[] = [];
+    smtp = new SMTPServer({
+      authOptional: true,
+      ...(starttls ? {} : { disabledCommands: ['STARTTLS'] }),
+      disableReverseLookup: true,
+      logger: false,
+      onData(stream, session, callback) {
+        stream.resume();
+        stream.on('end', () => {
+          got.push({ secure: session.secure, to: session.envelope.rcptTo.map((r) => r.address) });
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => smtp!.listen(port, '0.0.0.0', () => resolve()));
+    return { got, port: (smtp.server.address() as AddressInfo).port };
+  }
+
+  it.skipIf(!LAN_ADDRESS)('a server that does not offer STARTTLS: 502 MAIL_DELIVERY_FAILED, nothing sent in clear; one that offers it: sent over TLS', async () => {
+    const plain = await listen(false);
+    // The test server's certificate is self-signed: the URL's own nodemailer parameter accepts it.
+    service = await startTestService({
+      SMTP_URL: `smtp://${LAN_ADDRESS}:${plain.port}?tls.rejectUnauthorized=false`,
+      MAIL_FROM: 'vouchers@channel.example',
+    });
+    const who = await service.channel({ name: 'TLS' });
+    const on = v1(service, who);
+    const offer = await on.offer({ from: 30 });
+    const booking = (await (await on.book({ book_token: offer.bookToken, booker_name: 'Park Jisoo', booker_email: 'jisoo@example.com' })).json()).data;
+
+    await expectError(await sendVoucher(booking.id, undefined, {}, who, service), 502, 'MAIL_DELIVERY_FAILED');
+    expect(plain.got).toEqual([]);
+
+    // The same address, now offering STARTTLS.
+    const tls = await listen(true, plain.port);
+    expect((await sendVoucher(booking.id, undefined, {}, who, service)).status).toBe(202);
+    expect(tls.got).toEqual([{ secure: true, to: ['jisoo@example.com'] }]);
+  });
+
+  it('the transport options: requireTLS for smtp:// to any host but this one; smtps:// is TLS from the start', () => {
+    const timeouts = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 10_000 };
+    for (const url of ['smtp://user:pass@mail.example.com:587', 'smtp://10.0.0.5:25', 'smtp://[2001:db8::1]:25', 'smtp://localhost.example.com']) {
+      expect(smtpTransportOptions(url), url).toEqual({ url, requireTLS: true, ...timeouts });
+    }
+    for (const url of ['smtp://127.0.0.1:2525', 'smtp://127.8.9.10', 'smtp://localhost:25', 'smtp://LOCALHOST', 'smtp://[::1]:25', 'smtps://u:p@mail.example.com:465']) {
+      expect(smtpTransportOptions(url), url).toEqual({ url, ...timeouts });
+    }
+    // As nodemailer reads them: the URL's host, port and credentials, with requireTLS kept.
+    const transport = nodemailer.createTransport(smtpTransportOptions('smtp://user:pass@mail.example.com:587') as Parameters<typeof nodemailer.createTransport>[0]);
+    expect((transport as unknown as { options: Record<string, unknown> }).options).toMatchObject({
+      host: 'mail.example.com',
+      port: 587,
+      secure: false,
+      requireTLS: true,
+      auth: { user: 'user', pass: 'pass' },
+    });
+    transport.close();
+  });
+});
+
+describe('the file transport keeps its .eml files 7 days', () => {
+  let service: TestService;
+  let offset = 0;
+  beforeAll(async () => {
+    service = await startTestService({}, { clock: () => new Date(Date.now() + offset) });
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  const stamp = (at: Date) => at.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+
+  it('older files are deleted when a new one is written (at most once an hour), newer ones and other files stay', async () => {
+    const who = await service.channel({ name: 'Outbox' });
+    const booking = await book({}, v1(service, who));
+    const dir = join(service.config.dataDir, 'outbox-mail');
+    mkdirSync(dir, { recursive: true });
+    const ago = (days: number) => new Date(Date.now() + offset - days * 86_400_000);
+    const old = `${stamp(ago(8))}-00000000-0000-4000-8000-000000000001.eml`;
+    const recent = `${stamp(ago(6))}-00000000-0000-4000-8000-000000000002.eml`;
+    const foreignOld = 'copied-by-hand.eml';
+    const notMail = 'notes.txt';
+    for (const name of [old, recent, foreignOld, notMail]) writeFileSync(join(dir, name), 'x');
+    utimesSync(join(dir, foreignOld), ago(9), ago(9));
+    utimesSync(join(dir, notMail), ago(30), ago(30));
+
+    expect((await sendVoucher(booking.id, undefined, {}, who, service)).status).toBe(202);
+    await vi.waitFor(() => expect(readdirSync(dir).filter((f) => f === old || f === foreignOld)).toEqual([]));
+    const left = readdirSync(dir);
+    expect(left).toEqual(expect.arrayContaining([recent, notMail]));
+    expect(left.filter((f) => f.endsWith('.eml'))).toHaveLength(2);
+
+    // Within the hour: no second pass. An hour later: the next write purges again.
+    const older = `${stamp(ago(10))}-00000000-0000-4000-8000-000000000003.eml`;
+    writeFileSync(join(dir, older), 'x');
+    expect((await sendVoucher(booking.id, undefined, {}, who, service)).status).toBe(202);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(readdirSync(dir)).toContain(older);
+    offset += MAIL_OUTBOX_PURGE_EVERY_MS;
+    expect((await sendVoucher(booking.id, undefined, {}, who, service)).status).toBe(202);
+    await vi.waitFor(() => expect(readdirSync(dir)).not.toContain(older));
+    expect(readdirSync(dir)).toContain(recent);
+  });
+
+  it('purgeMailOutbox: the same rule on demand; a missing directory is nothing to do', async () => {
+    const dir = join(service.config.dataDir, 'outbox-mail');
+    const name = `${stamp(new Date(Date.now() + offset - 8 * 86_400_000))}-00000000-0000-4000-8000-000000000004.eml`;
+    writeFileSync(join(dir, name), 'x');
+    expect(await purgeMailOutbox(service.service.deps)).toBe(1);
+    expect(readdirSync(dir)).not.toContain(name);
+    // A week on, every file written so far is expired.
+    const written = readdirSync(dir).filter((f) => f.endsWith('.eml')).length;
+    expect(written).toBeGreaterThan(0);
+    expect(await purgeMailOutbox(service.service.deps, new Date(Date.now() + offset + 8 * 86_400_000))).toBe(written);
+    rmSync(dir, { recursive: true, force: true });
+    expect(await purgeMailOutbox(service.service.deps)).toBe(0);
   });
 });
 
@@ -595,6 +857,14 @@ describe('GraphQL: voucher and sendVoucher', () => {
 
     const bad = await t.graphql(mutation, { id: booking.id, input: { to: 'a@example.com\r\nBcc: b@example.com' } }, apiKey(owner));
     expect(bad.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect((bad.errors?.[0]?.extensions?.details as { fields: { field: string }[] }).fields.map((f) => f.field)).toEqual(['input.to']);
+    // A missing address is named the same way as a bad one.
+    const anonymous = await book({ booker_email: undefined });
+    const missing = await t.graphql(mutation, { id: anonymous.id }, apiKey(owner));
+    expect(missing.errors?.[0]?.extensions).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { fields: [{ field: 'input.to', reason: 'required: the booking has no booker e-mail' }] },
+    });
     const foreign = await t.graphql(mutation, { id: booking.id }, apiKey(other));
     expect(foreign.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     const noScope = await t.channel({ name: 'GraphQL no voucher', scopes: ['reservations:read'] });
@@ -610,6 +880,11 @@ describe('GraphQL: voucher and sendVoucher', () => {
 });
 
 describe('the voucher model and its PDF text', () => {
+  it('escapeHtml (one helper for the voucher page and the docs page): & < > " \' become entities', () => {
+    expect(escapeHtml(`<a href="x" title='y'>&amp;</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;');
+    expect(escapeHtml('plain text, 100%')).toBe('plain text, 100%');
+  });
+
   it('chooseVoucherFormat: format first, then Accept by q-value and specificity', () => {
     expect(chooseVoucherFormat(undefined, undefined)).toBe('pdf');
     expect(chooseVoucherFormat(undefined, '')).toBe('pdf');

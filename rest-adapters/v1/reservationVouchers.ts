@@ -4,6 +4,8 @@ import {
   getVoucher,
   sendVoucher,
   VOUCHER_HTML_CSP,
+  VOUCHER_MAILS_PER_CHANNEL_DAY,
+  VOUCHER_MAILS_PER_CHANNEL_HOUR,
   VOUCHER_MAILS_PER_HOUR,
   voucherRules,
 } from '../../src/services/vouchers.js';
@@ -90,10 +92,13 @@ const sendRoute = scopedRoute('voucher:read', {
   summary: 'E-mail the booking voucher',
   description:
     "Sends the voucher (attached as PDF, or HTML) to `to`, or to the booking's booker e-mail. The body may be omitted. " +
-    `At most ${VOUCHER_MAILS_PER_HOUR} e-mails per reservation per hour (429 VOUCHER_MAIL_LIMIT_EXCEEDED, Retry-After). ` +
+    `At most ${VOUCHER_MAILS_PER_HOUR} e-mails per reservation per hour, and per channel (all its reservations) ` +
+    `${VOUCHER_MAILS_PER_CHANNEL_HOUR} per hour and ${VOUCHER_MAILS_PER_CHANNEL_DAY} per day unless the deployment sets other limits ` +
+    '(429 VOUCHER_MAIL_LIMIT_EXCEEDED, details.scope "reservation" or "channel", Retry-After). ' +
     'The service sends through its SMTP server (SMTP_URL) or, without one, writes the message to its mail outbox ' +
-    '(sandbox). 202: the mail server accepted the message. Takes an Idempotency-Key: a repeat with the same key and body ' +
-    'sends nothing again and answers the first response.',
+    "(sandbox). A sandbox that sends real e-mail (SMTP_URL) mails a voucher only to the reservation's own booker/guest " +
+    'e-mail address (422 VOUCHER_RECIPIENT_NOT_ALLOWED otherwise). 202: the mail server accepted the message. ' +
+    'Takes an Idempotency-Key: a repeat with the same key and body sends nothing again and answers the first response.',
   request: {
     params: ReservationId,
     headers: idempotencyHeader,
@@ -113,11 +118,17 @@ const sendRoute = scopedRoute('voucher:read', {
       [409, 'IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)'],
       413,
       415,
-      [422, 'MESSAGE_TOO_LARGE: the e-mail would exceed its size limit (details.limit_bytes)'],
+      [
+        422,
+        'MESSAGE_TOO_LARGE: the e-mail would exceed its size limit (details.limit_bytes); VOUCHER_RECIPIENT_NOT_ALLOWED: a sandbox ' +
+          "sending real e-mail mails only the reservation's own booker/guest address (details.field)",
+      ],
       [
         429,
         "RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; or VOUCHER_MAIL_LIMIT_EXCEEDED: this reservation's voucher " +
-          `was e-mailed ${VOUCHER_MAILS_PER_HOUR} times within the hour. Retry after Retry-After seconds (details.retry_after)`,
+          `was e-mailed ${VOUCHER_MAILS_PER_HOUR} times within the hour (details.scope "reservation"), or the channel's vouchers ` +
+          'as often as its hourly or daily limit allows (details.scope "channel", details.window "hour" or "day"). ' +
+          'Retry after Retry-After seconds (details.retry_after)',
       ],
       [502, 'MAIL_DELIVERY_FAILED: the mail server refused or did not answer; nothing was sent. UPSTREAM_ERROR: the inventory provider failed'],
     ),

@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { sendVoucher, voucherLinks, voucherRules, VOUCHER_FORMATS, type VoucherDelivery, type VoucherLinks } from '../services/vouchers.js';
+import {
+  sendVoucher,
+  voucherLinks,
+  voucherRules,
+  VOUCHER_FORMATS,
+  VOUCHER_MAILS_PER_CHANNEL_DAY,
+  VOUCHER_MAILS_PER_CHANNEL_HOUR,
+  VOUCHER_MAILS_PER_HOUR,
+  type VoucherDelivery,
+  type VoucherLinks,
+} from '../services/vouchers.js';
 import { builder } from './builder.js';
 import { orNull } from './orNull.js';
 
@@ -67,11 +77,20 @@ builder.mutationField('sendVoucher', (t) =>
     type: VoucherDeliveryRef,
     description:
       "E-mails a booking's voucher (REST: POST /channel/v1/reservations/{id}/send-voucher). An unknown booking is NOT_FOUND; " +
-      'too many e-mails for one booking VOUCHER_MAIL_LIMIT_EXCEEDED; a mail server failure MAIL_DELIVERY_FAILED',
+      `too many e-mails for one reservation (${VOUCHER_MAILS_PER_HOUR} per hour) or for the channel (${VOUCHER_MAILS_PER_CHANNEL_HOUR} per hour, ` +
+      `${VOUCHER_MAILS_PER_CHANNEL_DAY} per day by default) ` +
+      'VOUCHER_MAIL_LIMIT_EXCEEDED (details.scope "reservation" or "channel", details.retry_after); in a sandbox that sends ' +
+      "real e-mail, an address other than the reservation's booker/guest e-mail VOUCHER_RECIPIENT_NOT_ALLOWED; " +
+      'a mail server failure MAIL_DELIVERY_FAILED. Errors about the address name the field input.to',
     authScopes: { scope: 'voucher:read' },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: SendVoucherInput }) },
     validate: { schema: sendArgs },
     resolve: (_root, args, ctx) =>
-      sendVoucher(ctx, String(args.id), { to: args.input?.to ?? undefined, format: args.input?.format ?? undefined }),
+      sendVoucher(
+        ctx,
+        String(args.id),
+        { to: args.input?.to ?? undefined, format: args.input?.format ?? undefined },
+        { toField: 'input.to' },
+      ),
   }),
 );

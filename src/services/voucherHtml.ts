@@ -1,3 +1,4 @@
+import { escapeHtml } from './html.js';
 import { voucherFooter, voucherSections, type Voucher, type VoucherSection } from './vouchers.js';
 
 /**
@@ -5,12 +6,6 @@ import { voucherFooter, voucherSections, type Voucher, type VoucherSection } fro
  * resource (the response's Content-Security-Policy allows nothing else). Every value is escaped,
  * so whatever a partner or guest typed (names, special requests) is shown as text.
  */
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
 
 /** A tagged template whose interpolations are escaped, unless they are Html already. */
 class Html {

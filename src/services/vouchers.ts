@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RequestContext } from '../context.js';
+import { principalOf, type AppDeps, type RequestContext } from '../context.js';
 import type { MealPlan, RoomOccupancy } from '../upstream/protocol.js';
 import { isVisible, type VisibleStatus } from './bookingStates.js';
 import { bookingRules, dateOnly, getBooking, type Booking } from './bookings.js';
@@ -114,8 +114,15 @@ export interface Voucher {
   roomCount: number;
   /** The bookings of the reservation: one per room, except a v1 booking of several rooms. */
   rooms: VoucherRoom[];
-  /** All rooms together (cancelled ones included: what was paid for them). */
-  price: VoucherAmount & { kind: 'sale' | 'total' };
+  /**
+   * The rooms still booked together (`covers: 'live'`): a cancelled or failed room is not counted,
+   * its fee and refund are shown with it. When no room is left (`covers: 'booked'`): what every
+   * room was booked for. `kind`: the partner's customer price (saleAmount) when every counted room
+   * has one, else what was paid (totalAmount).
+   */
+  price: VoucherAmount & { kind: 'sale' | 'total'; covers: 'live' | 'booked' };
+  /** Rooms not counted in `price` because they were cancelled (or failed), while others are live. */
+  excludedRooms: number;
   issuedAt: Date;
 }
 
@@ -171,9 +178,11 @@ export function voucherOf(rooms: Booking[], property: Property | null, now: Date
   const lead = leadRoom(rooms);
   const checkin = dateOnly(first.checkin);
   const checkout = dateOnly(first.checkout);
-  const sales = rooms.every((b) => b.saleAmount !== null);
-  const sum = (f: (b: Booking) => bigint) => rooms.reduce((acc, b) => acc + f(b), 0n);
-  const one = rooms.length === 1;
+  // What the stay costs: the rooms still booked; a cancelled room's money is its fee and refund.
+  const live = rooms.filter((b) => !GONE.has(b.status as VisibleStatus));
+  const counted = live.length > 0 ? live : rooms;
+  const sales = counted.every((b) => b.saleAmount !== null);
+  const sum = (f: (b: Booking) => bigint) => counted.reduce((acc, b) => acc + f(b), 0n);
 
   return {
     reservationId: first.itineraryId,
@@ -202,7 +211,12 @@ export function voucherOf(rooms: Booking[], property: Property | null, now: Date
     ),
     roomCount: rooms.reduce((n, b) => n + roomsIn(b), 0),
     rooms: rooms.map((b) => roomOf(b, property, now)),
-    price: { ...amountOf(sum((b) => (sales ? b.saleAmount! : b.totalAmount)), first.currency), kind: sales ? 'sale' : 'total' },
+    price: {
+      ...amountOf(sum((b) => (sales ? b.saleAmount! : b.totalAmount)), first.currency),
+      kind: sales ? 'sale' : 'total',
+      covers: live.length > 0 ? 'live' : 'booked',
+    },
+    excludedRooms: live.length > 0 ? rooms.length - live.length : 0,
     issuedAt: now,
   };
 }
@@ -252,6 +266,9 @@ function labelOf(status: VisibleStatus): string {
 }
 
 const INVALID: ReadonlySet<VisibleStatus> = new Set(['cancelling', 'cancelled', 'failed', 'no_show']);
+
+/** Rooms no longer booked: not counted in the voucher's total (a room being cancelled still is). */
+const GONE: ReadonlySet<VisibleStatus> = new Set(['cancelled', 'failed']);
 
 const NOTICES: Record<VisibleStatus, string | null> = {
   pending: 'This booking is awaiting confirmation by the property. It is not confirmed yet.',
@@ -440,12 +457,28 @@ export function voucherSections(v: Voucher): VoucherSection[] {
       });
     });
   }
-  sections.push({ title: 'Price', emphasis: true, rows: rows([[v.price.kind === 'sale' ? 'Total price' : 'Total paid', v.price.label, 'price']]) });
+  sections.push({
+    title: 'Price',
+    emphasis: true,
+    rows: rows([
+      [priceLabel(v.price), v.price.label, 'price'],
+      [
+        'Not included',
+        v.excludedRooms > 0 ? `${v.excludedRooms} cancelled ${v.excludedRooms === 1 ? 'room' : 'rooms'} (fee and refund shown with each room)` : null,
+        'price-excludes',
+      ],
+    ]),
+  });
   if (one) {
     sections.push({ title: 'Cancellation', rows: cancellation(one, '') });
     sections.push({ title: 'Special requests', rows: rows([['Requests', one.specialRequests, 'special-requests']]) });
   }
   return sections.filter((s) => s.rows.length > 0);
+}
+
+function priceLabel(price: Voucher['price']): string {
+  if (price.covers === 'booked') return price.kind === 'sale' ? 'Price when booked' : 'Paid when booked';
+  return price.kind === 'sale' ? 'Total price' : 'Total paid';
 }
 
 /** The small print under the sections. */
@@ -522,29 +555,106 @@ export const voucherRules = {
 /** Voucher e-mails one reservation may send per hour, so a booking cannot be made a spam relay. */
 export const VOUCHER_MAILS_PER_HOUR = 10;
 
-/** 429: this reservation's voucher was e-mailed VOUCHER_MAILS_PER_HOUR times in the last hour. */
+/**
+ * Voucher e-mails one channel may send, all its reservations together, per hour and per day: the
+ * marketplace's domain is not a channel's mailing service (sandbox reservations cost nothing).
+ * Deployment settings when config.vouchers carries them (see voucherMailLimits), else these.
+ */
+export const VOUCHER_MAILS_PER_CHANNEL_HOUR = 100;
+export const VOUCHER_MAILS_PER_CHANNEL_DAY = 500;
+
+export interface VoucherMailLimits {
+  perReservationHour: number;
+  perChannelHour: number;
+  perChannelDay: number;
+}
+
+/**
+ * The limits of this deployment: config.vouchers.mailsPerChannelHour / mailsPerChannelDay when the
+ * configuration has them (VOUCHER_MAILS_PER_CHANNEL_HOUR / _DAY), else the defaults above.
+ */
+export function voucherMailLimits(config: AppDeps['config']): VoucherMailLimits {
+  const configured = config.vouchers as { mailsPerChannelHour?: number; mailsPerChannelDay?: number };
+  return {
+    perReservationHour: VOUCHER_MAILS_PER_HOUR,
+    perChannelHour: configured.mailsPerChannelHour ?? VOUCHER_MAILS_PER_CHANNEL_HOUR,
+    perChannelDay: configured.mailsPerChannelDay ?? VOUCHER_MAILS_PER_CHANNEL_DAY,
+  };
+}
+
+type MailLimitScope = 'reservation' | 'channel';
+
+/**
+ * 429: the voucher of this reservation (scope "reservation"), or this channel's vouchers all
+ * together (scope "channel", per hour or per day), were e-mailed as often as allowed; retry later.
+ */
 export class VoucherMailLimitError extends AppError {
-  constructor(retryAfterSeconds: number) {
+  constructor(scope: MailLimitScope, window: 'hour' | 'day', limit: number, retryAfterSeconds: number) {
     super(
       429,
       'VOUCHER_MAIL_LIMIT_EXCEEDED',
-      `This reservation's voucher was e-mailed ${VOUCHER_MAILS_PER_HOUR} times within the hour; retry later`,
-      { retry_after: retryAfterSeconds, limit: VOUCHER_MAILS_PER_HOUR },
+      scope === 'reservation'
+        ? `This reservation's voucher was e-mailed ${limit} times within the ${window}; retry later`
+        : `This channel's vouchers were e-mailed ${limit} times within the ${window}; retry later`,
+      { scope, window, limit, retry_after: retryAfterSeconds },
       { 'Retry-After': String(retryAfterSeconds) },
     );
   }
 }
 
-/** Shared through Redis when the service has it, like the API's limit. */
-const mailLimiters = new WeakMap<RequestContext['deps'], RateLimiter>();
-
-function mailLimiter(deps: RequestContext['deps']): RateLimiter {
-  let limiter = mailLimiters.get(deps);
-  if (!limiter) {
-    limiter = createRateLimiter({ name: 'voucher-mail', points: VOUCHER_MAILS_PER_HOUR, durationSeconds: 3_600, redis: deps.redis });
-    mailLimiters.set(deps, limiter);
+/** 422: a sandbox sending through real SMTP mails a reservation's voucher to its own booker/guest addresses only. */
+export class VoucherRecipientNotAllowedError extends AppError {
+  constructor(field: string) {
+    super(
+      422,
+      'VOUCHER_RECIPIENT_NOT_ALLOWED',
+      "This sandbox sends real e-mail: a voucher goes only to the reservation's own booker or guest e-mail address",
+      { field, allowed: 'booker_or_guest_email' },
+    );
   }
-  return limiter;
+}
+
+interface MailLimiters {
+  reservation: RateLimiter;
+  channelHour: RateLimiter;
+  channelDay: RateLimiter;
+}
+
+/** Shared through Redis when the service has it, like the API's limit. */
+const mailLimiters = new WeakMap<AppDeps, MailLimiters>();
+
+/** The voucher e-mail limiters of a service (exported for tests, which fill a window directly). */
+export function voucherMailLimiters(deps: AppDeps): MailLimiters {
+  let limiters = mailLimiters.get(deps);
+  if (!limiters) {
+    const limits = voucherMailLimits(deps.config);
+    const make = (name: string, points: number, durationSeconds: number) =>
+      createRateLimiter({ name, points, durationSeconds, redis: deps.redis });
+    limiters = {
+      reservation: make('voucher-mail', limits.perReservationHour, 3_600),
+      channelHour: make('voucher-mail-channel-hour', limits.perChannelHour, 3_600),
+      channelDay: make('voucher-mail-channel-day', limits.perChannelDay, 86_400),
+    };
+    mailLimiters.set(deps, limiters);
+  }
+  return limiters;
+}
+
+/**
+ * Charges one e-mail to the reservation, then to the channel's hour, then its day; the first
+ * refusal is the answer (what an earlier limit already counted stays counted).
+ */
+async function chargeVoucherMail(deps: AppDeps, reservationId: string, channelId: string): Promise<void> {
+  const limiters = voucherMailLimiters(deps);
+  const checks: [RateLimiter, string, MailLimitScope, 'hour' | 'day'][] = [
+    [limiters.reservation, reservationId, 'reservation', 'hour'],
+    [limiters.channelHour, channelId, 'channel', 'hour'],
+    [limiters.channelDay, channelId, 'channel', 'day'],
+  ];
+  for (const [limiter, key, scope, window] of checks) {
+    const decision = await limiter.consume(key);
+    if (!decision.allowed) throw new VoucherMailLimitError(scope, window, decision.limit, decision.resetSeconds);
+  }
 }
 
 export interface SendVoucherInput {
@@ -554,6 +664,11 @@ export interface SendVoucherInput {
   format?: VoucherFormat | undefined;
 }
 
+export interface SendVoucherOptions {
+  /** How errors name the recipient field: `to` on REST, `input.to` on GraphQL. */
+  toField?: string;
+}
+
 export interface VoucherDelivery {
   messageId: string;
   to: string;
@@ -561,23 +676,44 @@ export interface VoucherDelivery {
   sentAt: Date;
 }
 
+/** Whether this deployment may mail a voucher to any address: not a sandbox sending through real SMTP. */
+export function anyRecipientAllowed(config: AppDeps['config']): boolean {
+  return config.env === 'production' || !config.mail.smtpUrl;
+}
+
 /**
  * E-mails the voucher of a booking of the caller's channel, attached in `format`, to `to` or the
  * booker's e-mail. A cancelled booking's voucher can be sent too: it says CANCELLED (the subject
  * as well), which is how a guest learns of it.
+ *
+ * Limits: VOUCHER_MAILS_PER_HOUR per reservation, and the channel's hourly and daily limits
+ * (voucherMailLimits), 429 VOUCHER_MAIL_LIMIT_EXCEEDED. A sandbox with SMTP_URL mails only the
+ * reservation's own booker/guest addresses (422 VOUCHER_RECIPIENT_NOT_ALLOWED); the file
+ * transport writes to any address (nothing leaves the machine).
  */
-export async function sendVoucher(ctx: RequestContext, id: string, input: SendVoucherInput): Promise<VoucherDelivery> {
+export async function sendVoucher(
+  ctx: RequestContext,
+  id: string,
+  input: SendVoucherInput,
+  options: SendVoucherOptions = {},
+): Promise<VoucherDelivery> {
+  const toField = options.toField ?? 'to';
   const reservation = await reservationRooms(ctx, id);
   const { rooms } = reservation;
   const recipient = input.to ?? leadRoom(rooms).bookerEmail;
-  if (!recipient) throw new ValidationError([{ field: 'to', reason: 'required: the booking has no booker e-mail' }]);
+  if (!recipient) throw new ValidationError([{ field: toField, reason: 'required: the booking has no booker e-mail' }]);
   const checked = voucherRules.to.safeParse(recipient);
-  if (!checked.success) throw new ValidationError([{ field: 'to', reason: 'an e-mail address' }]);
+  if (!checked.success) throw new ValidationError([{ field: toField, reason: 'an e-mail address' }]);
   const format = input.format ?? 'pdf';
 
-  // Per reservation, whichever of its ids is used.
-  const decision = await mailLimiter(ctx.deps).consume(rooms[0]!.itineraryId);
-  if (!decision.allowed) throw new VoucherMailLimitError(decision.resetSeconds);
+  if (!anyRecipientAllowed(ctx.deps.config)) {
+    // The reservation's own addresses (a /reservations guest's e-mail is its rooms' booker e-mail).
+    const own = new Set(rooms.flatMap((b) => (b.bookerEmail ? [b.bookerEmail.toLowerCase()] : [])));
+    if (!own.has(checked.data.toLowerCase())) throw new VoucherRecipientNotAllowedError(toField);
+  }
+
+  // Per reservation, whichever of its ids is used; then per channel.
+  await chargeVoucherMail(ctx.deps, rooms[0]!.itineraryId, principalOf(ctx).channelId);
 
   const property = await ctx.loaders.property.load(rooms[0]!.propertyId);
   const voucher = voucherOf(rooms, property, ctx.deps.clock());
