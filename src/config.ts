@@ -175,6 +175,9 @@ const envSchema = z.object({
   MAIL_FROM: z.email('an e-mail address').max(254).optional(),
   /** A TrueType/OpenType font for voucher PDFs, for names in scripts Helvetica lacks (Hangul, kana, ...). */
   VOUCHER_PDF_FONT: z.string().optional(),
+  /** Voucher e-mails one channel may send, all its reservations together, per hour and per day. */
+  VOUCHER_MAILS_PER_CHANNEL_HOUR: z.coerce.number().int().min(1).max(100_000).default(100),
+  VOUCHER_MAILS_PER_CHANNEL_DAY: z.coerce.number().int().min(1).max(1_000_000).default(500),
 });
 
 export type Config = Readonly<{
@@ -238,7 +241,7 @@ export type Config = Readonly<{
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
   mail: { smtpUrl: string | undefined; from: string };
-  vouchers: { pdfFont: string | undefined };
+  vouchers: { pdfFont: string | undefined; mailsPerChannelHour: number; mailsPerChannelDay: number };
 }>;
 
 export class ConfigError extends Error {
@@ -339,7 +342,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     // The file transport's placeholder sender: .invalid never resolves (RFC 2606).
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? 'vouchers@channel.invalid' },
-    vouchers: { pdfFont: e.VOUCHER_PDF_FONT === undefined ? undefined : absolute(e.VOUCHER_PDF_FONT) },
+    vouchers: {
+      pdfFont: e.VOUCHER_PDF_FONT === undefined ? undefined : absolute(e.VOUCHER_PDF_FONT),
+      mailsPerChannelHour: e.VOUCHER_MAILS_PER_CHANNEL_HOUR,
+      mailsPerChannelDay: e.VOUCHER_MAILS_PER_CHANNEL_DAY,
+    },
   });
 }
 

@@ -570,15 +570,14 @@ export interface VoucherMailLimits {
 }
 
 /**
- * The limits of this deployment: config.vouchers.mailsPerChannelHour / mailsPerChannelDay when the
- * configuration has them (VOUCHER_MAILS_PER_CHANNEL_HOUR / _DAY), else the defaults above.
+ * The limits of this deployment: VOUCHER_MAILS_PER_CHANNEL_HOUR / _DAY (src/config.ts, whose
+ * defaults are the constants above).
  */
 export function voucherMailLimits(config: AppDeps['config']): VoucherMailLimits {
-  const configured = config.vouchers as { mailsPerChannelHour?: number; mailsPerChannelDay?: number };
   return {
     perReservationHour: VOUCHER_MAILS_PER_HOUR,
-    perChannelHour: configured.mailsPerChannelHour ?? VOUCHER_MAILS_PER_CHANNEL_HOUR,
-    perChannelDay: configured.mailsPerChannelDay ?? VOUCHER_MAILS_PER_CHANNEL_DAY,
+    perChannelHour: config.vouchers.mailsPerChannelHour,
+    perChannelDay: config.vouchers.mailsPerChannelDay,
   };
 }
 
