@@ -1,24 +1,23 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { VISIBLE_STATUSES } from '../../src/services/bookingStates.js';
-import { bookingRules, dateOnly, type Booking } from '../../src/services/bookings.js';
+import { dateOnly, type Booking } from '../../src/services/bookings.js';
 import { amountToNumber } from '../../src/services/money.js';
 import {
+  cancelledTotals,
   cancelReservation,
   cancelReservationRoom,
   createReservation,
   getReservation,
-  leadRoom,
   listReservations,
   policyOf,
-  reservationPolicy,
+  reservationRules,
   reservationStatus,
-  reservationTotals,
+  reservationView,
   updateReservation,
   type PolicySummary,
   type Reservation,
   type ReservationCancellation,
 } from '../../src/services/reservations.js';
-import { MAX_ROOMS, searchRules } from '../../src/services/search.js';
 import type { RoomOccupancy } from '../../src/upstream/protocol.js';
 import { dataEnvelope, errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
@@ -139,23 +138,25 @@ const CancelledWire = z
 // ---------------------------------------------------------------------------------------------
 // Requests
 
-const personName = bookingRules.personName;
+// The input rules are the service's (reservationRules), shared with GraphQL.
+const rules = reservationRules;
+const personName = rules.personName;
 
 const CreateGuestWire = z.object({
   first_name: personName,
   last_name: personName,
-  email: bookingRules.email,
-  phone: bookingRules.phone.optional(),
-  country: bookingRules.country.optional().openapi({ description: 'ISO 3166-1 alpha-2', example: 'KR' }),
+  email: rules.email,
+  phone: rules.phone.optional(),
+  country: rules.country.optional().openapi({ description: 'ISO 3166-1 alpha-2', example: 'KR' }),
 });
 
-const roomAdults = z.int().min(1).max(8);
-const roomChildren = z.int().min(0).max(6);
-const childAges = z.array(z.int().min(0).max(17)).max(6);
+const roomAdults = rules.roomAdults;
+const roomChildren = rules.roomChildren;
+const childAges = rules.childrenAges;
 
 const RoomRequestWire = z.object({
-  roomtype_id: searchRules.roomtypeId.optional().openapi({ description: 'Default: the top-level roomtype_id' }),
-  rateplan_id: searchRules.rateplanId.optional().openapi({ description: 'Default: the top-level rateplan_id' }),
+  roomtype_id: rules.roomtypeId.optional().openapi({ description: 'Default: the top-level roomtype_id' }),
+  rateplan_id: rules.rateplanId.optional().openapi({ description: 'Default: the top-level rateplan_id' }),
   adults: roomAdults.optional().openapi({ description: 'Required without a book_token' }),
   children: roomChildren.optional().openapi({ description: 'Taken as 8 years old unless children_ages says' }),
   children_ages: childAges.optional(),
@@ -167,35 +168,35 @@ const RoomRequestWire = z.object({
 
 const propertyId = z
   .union([z.int(), z.string().regex(/^\d{1,10}$/, 'an integer id').transform(Number)])
-  .pipe(searchRules.propertyId)
+  .pipe(rules.propertyId)
   .openapi({ type: 'integer', minimum: 1, description: 'The property (an integer; a string of digits is taken too)', example: 12 });
 
 const CreateReservationWire = z
   .object({
-    book_token: bookingRules.bookToken.optional().openapi({
+    book_token: rules.bookToken.optional().openapi({
       description:
         'From GET /search/price-check: books its offer (property, room, rate, dates, party) at the price it carries. ' +
         'Without it, property_id, the dates and the rooms are priced now by the search and the price check',
     }),
     property_id: propertyId.optional(),
-    check_in: searchRules.checkin.optional().openapi({ example: '2027-01-10' }),
-    check_out: searchRules.checkout.optional().openapi({ example: '2027-01-12' }),
-    roomtype_id: searchRules.roomtypeId.optional().openapi({ description: 'One room, or the default of each room in rooms' }),
-    rateplan_id: searchRules.rateplanId.optional(),
+    check_in: rules.checkIn.optional().openapi({ example: '2027-01-10' }),
+    check_out: rules.checkOut.optional().openapi({ example: '2027-01-12' }),
+    roomtype_id: rules.roomtypeId.optional().openapi({ description: 'One room, or the default of each room in rooms' }),
+    rateplan_id: rules.rateplanId.optional(),
     adults: roomAdults.optional().openapi({ description: 'The party of a one-room reservation (without rooms)' }),
     children: roomChildren.optional(),
     children_ages: childAges.optional(),
     rooms: z
       .array(RoomRequestWire)
       .min(1)
-      .max(MAX_ROOMS)
+      .max(rules.roomCount)
       .optional()
-      .openapi({ description: `Several rooms (at most ${MAX_ROOMS}), one booking each, sharing one confirmation number` }),
-    currency: searchRules.currency.optional().openapi({ description: 'Currency to show prices in (default KRW); the channel is billed in KRW' }),
+      .openapi({ description: `Several rooms (at most ${rules.roomCount}), one booking each, sharing one confirmation number` }),
+    currency: rules.currency.optional().openapi({ description: 'Currency to show prices in (default KRW); the channel is billed in KRW' }),
     guest: CreateGuestWire.openapi({ description: 'The lead guest and contact' }),
-    special_requests: bookingRules.specialRequests.optional(),
-    arrival_time: bookingRules.arrivalTime.optional().openapi({ example: '18:30' }),
-    channel_booking_number: bookingRules.channelBookingNumber.optional().openapi({ description: "The partner's own reference" }),
+    special_requests: rules.specialRequests.optional(),
+    arrival_time: rules.arrivalTime.optional().openapi({ example: '18:30' }),
+    channel_booking_number: rules.channelBookingNumber.optional().openapi({ description: "The partner's own reference" }),
   })
   .openapi('CreateReservation');
 
@@ -205,15 +206,15 @@ const UpdateReservationWire = z
       .object({
         first_name: personName.optional(),
         last_name: personName.optional(),
-        email: bookingRules.email.optional(),
-        phone: bookingRules.phone.nullable().optional(),
-        country: bookingRules.country.nullable().optional(),
+        email: rules.email.optional(),
+        phone: rules.phone.nullable().optional(),
+        country: rules.country.nullable().optional(),
       })
       .strict()
       .refine((g) => Object.values(g).some((v) => v !== undefined), { message: 'give at least one guest field to change' })
       .optional(),
-    special_requests: bookingRules.specialRequests.nullable().optional().openapi({ description: 'Only before check-in; null clears' }),
-    arrival_time: bookingRules.arrivalTime.nullable().optional().openapi({ description: 'Only before check-in; null clears', example: '21:00' }),
+    special_requests: rules.specialRequests.nullable().optional().openapi({ description: 'Only before check-in; null clears' }),
+    arrival_time: rules.arrivalTime.nullable().optional().openapi({ description: 'Only before check-in; null clears', example: '21:00' }),
   })
   .strict()
   .refine((body) => Object.values(body).some((v) => v !== undefined), { message: 'give at least one field to change' })
@@ -221,30 +222,24 @@ const UpdateReservationWire = z
 
 const CancelReservationWire = z
   .object({
-    room_ids: z
-      .array(z.string().min(1).max(64))
-      .min(1)
-      .max(MAX_ROOMS)
+    room_ids: rules.roomIds
       .optional()
       .openapi({ description: 'booking_id of each room to cancel; omitted: the whole reservation' }),
   })
   .strict()
   .openapi('CancelReservation');
 
-const RoomPath = ReservationId.extend({ booking_id: z.string().min(1).max(64).openapi({ description: 'The booking id of the room' }) });
+const RoomPath = ReservationId.extend({ booking_id: rules.id.openapi({ description: 'The booking id of the room' }) });
 
 const ListQuery = z.object({
-  page: intParam(z.int().min(1).max(1_000_000)).optional().default(1),
-  per_page: intParam(z.int().min(1).max(100)).optional().default(20),
-  confirmation_number: z
-    .string()
-    .trim()
-    .regex(/^[0-9A-Za-z]{1,32}$/, 'letters and digits')
+  page: intParam(rules.page).optional().default(1),
+  per_page: intParam(rules.perPage).optional().default(20),
+  confirmation_number: rules.confirmationNumber
     .optional()
     .openapi({ description: 'Exact, in any case' }),
-  guest_email: bookingRules.email.optional().openapi({ description: "The guest's e-mail, compared case-insensitively" }),
-  check_in_from: bookingRules.date.optional().openapi({ description: 'Check-in on or after' }),
-  check_in_to: bookingRules.date.optional().openapi({ description: 'Check-in on or before' }),
+  guest_email: rules.email.optional().openapi({ description: "The guest's e-mail, compared case-insensitively" }),
+  check_in_from: rules.date.optional().openapi({ description: 'Check-in on or after' }),
+  check_in_to: rules.date.optional().openapi({ description: 'Check-in on or before' }),
 });
 
 const IDEMPOTENCY_409 = 'IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)';
@@ -519,46 +514,38 @@ function roomToWire(b: Booking): z.infer<typeof RoomWire> {
 }
 
 export function reservationToWire(r: Reservation): z.infer<typeof ReservationWire> {
-  const first = r.bookings[0]!;
-  const lead = leadRoom(r.bookings);
-  const totals = reservationTotals(r.bookings);
+  const v = reservationView(r);
   return {
-    id: r.id,
-    confirmation_number: r.confirmationNumber,
-    status: reservationStatus(r.bookings),
-    property_id: first.propertyId,
-    property_name: first.propertyName,
-    check_in: dateOnly(first.checkin),
-    check_out: dateOnly(first.checkout),
-    adults: r.bookings.reduce((n, b) => n + b.guestsAdult, 0),
-    children: r.bookings.reduce((n, b) => n + b.guestsChild, 0),
-    guest: {
-      first_name: lead.guestFirstName ?? first.guestFirstName,
-      last_name: lead.guestLastName ?? first.guestLastName,
-      email: lead.bookerEmail,
-      phone: lead.guestPhone,
-      country: lead.guestCountry,
-    },
-    rooms: r.bookings.map(roomToWire),
+    id: v.id,
+    confirmation_number: v.confirmationNumber,
+    status: v.status,
+    property_id: v.propertyId,
+    property_name: v.propertyName,
+    check_in: dateOnly(v.checkin),
+    check_out: dateOnly(v.checkout),
+    adults: v.adults,
+    children: v.children,
+    guest: { first_name: v.guest.firstName, last_name: v.guest.lastName, email: v.guest.email, phone: v.guest.phone, country: v.guest.country },
+    rooms: v.rooms.map(roomToWire),
     price: {
-      total: amountToNumber(totals.total),
-      currency: totals.currency,
-      request_total: amountOrNull(totals.requestTotal),
-      request_currency: totals.requestCurrency,
-      cancellation_fee: amountToNumber(totals.cancellationFee),
-      refund_amount: amountToNumber(totals.refundAmount),
+      total: amountToNumber(v.totals.total),
+      currency: v.totals.currency,
+      request_total: amountOrNull(v.totals.requestTotal),
+      request_currency: v.totals.requestCurrency,
+      cancellation_fee: amountToNumber(v.totals.cancellationFee),
+      refund_amount: amountToNumber(v.totals.refundAmount),
     },
-    cancellation_policy: policyToWire(reservationPolicy(r.bookings)),
-    special_requests: lead.specialRequests,
-    arrival_time: lead.arrivalTime,
-    channel_booking_number: first.channelBookingNumber,
-    created_at: first.createdAt.toISOString(),
-    updated_at: new Date(Math.max(...r.bookings.map((b) => b.updatedAt.getTime()))).toISOString(),
+    cancellation_policy: policyToWire(v.policy),
+    special_requests: v.specialRequests,
+    arrival_time: v.arrivalTime,
+    channel_booking_number: v.channelBookingNumber,
+    created_at: v.createdAt.toISOString(),
+    updated_at: v.updatedAt.toISOString(),
   };
 }
 
 function cancellationToWire({ reservation, cancelled }: ReservationCancellation): z.infer<typeof CancelledWire> {
-  const sum = (pick: (b: Booking) => bigint | null) => cancelled.reduce((n, b) => n + (pick(b) ?? 0n), 0n);
+  const totals = cancelledTotals(cancelled);
   return {
     reservation_id: reservation.id,
     confirmation_number: reservation.confirmationNumber,
@@ -569,8 +556,8 @@ function cancellationToWire({ reservation, cancelled }: ReservationCancellation)
       cancellation_fee: amountToNumber(b.cancellationFee ?? 0n),
       refund_amount: amountToNumber(b.refundAmount ?? 0n),
     })),
-    cancellation_fee: amountToNumber(sum((b) => b.cancellationFee)),
-    refund_amount: amountToNumber(sum((b) => b.refundAmount)),
+    cancellation_fee: amountToNumber(totals.cancellationFee),
+    refund_amount: amountToNumber(totals.refundAmount),
     currency: reservation.bookings[0]!.currency,
     reservation: reservationToWire(reservation),
   };

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { principalOf, type RequestContext } from '../context.js';
 import { TRANSACTION_OPTIONS } from '../db/client.js';
 import { Prisma, type Booking } from '../generated/prisma/client.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';
-import { VISIBLE_STATUSES, type VisibleStatus } from './bookingStates.js';
+import { VISIBLE_STATUSES, type BookingStatus, type VisibleStatus } from './bookingStates.js';
 import {
+  AlreadyCancelledError,
+  bookingRules,
   bookOffers,
   BookTokenError,
   cancelBooking,
@@ -19,11 +22,11 @@ import {
   type OfferToBook,
   type RoomToBook,
 } from './bookings.js';
-import { AppError, ConflictError, NotFoundError, ValidationError, type FieldIssue } from './errors.js';
+import { AppError, ConflictError, NotFoundError, ValidationError, type ErrorDetails, type FieldIssue } from './errors.js';
 import type { Amount, Currency } from './money.js';
 import { bookClaims, repriceOffer } from './priceCheck.js';
 import { findRoomType, getProperty, type CancellationPolicyType } from './properties.js';
-import { normalizeStay, offerOf, pageOf, propertyAvailability, type FieldNames, type Page } from './search.js';
+import { MAX_ROOMS, normalizeStay, offerOf, pageOf, propertyAvailability, searchRules, type FieldNames, type Page } from './search.js';
 
 /**
  * Reservations (spec §4.8): the OTA-style view of the booking service. A reservation is an
@@ -40,6 +43,59 @@ import { normalizeStay, offerOf, pageOf, propertyAvailability, type FieldNames, 
  * updateReservation, cancelReservation) both come here. Field names in errors are the REST ones
  * (snake_case); the GraphQL fields rename them to their own arguments (src/schema/reservations.ts).
  */
+
+/**
+ * Input rules, written once: REST (snake_case, rest-adapters/v1/reservations.ts) and GraphQL
+ * (camelCase, src/schema/reservations.ts) build their inputs from these and bookingRules.
+ */
+export const reservationRules = {
+  /** A reservation id, or the booking id of one of its rooms (anything else is 404, not 400). */
+  id: z.string().min(1).max(64),
+  /** The party of one room (normalizeStay checks the same, and the room type's capacity). */
+  roomAdults: z.int().min(1).max(8),
+  roomChildren: z.int().min(0).max(6),
+  childrenAges: z.array(z.int().min(0).max(17)).max(6),
+  /** Rooms of one reservation. */
+  roomCount: MAX_ROOMS,
+  roomtypeId: searchRules.roomtypeId,
+  rateplanId: searchRules.rateplanId,
+  propertyId: searchRules.propertyId,
+  checkIn: searchRules.checkin,
+  checkOut: searchRules.checkout,
+  currency: searchRules.currency,
+  /** Filter by confirmation number: exact, in any case. */
+  confirmationNumber: z
+    .string()
+    .trim()
+    .regex(/^[0-9A-Za-z]{1,32}$/, 'letters and digits'),
+  /** The rooms to cancel: their booking ids. */
+  roomIds: z.array(z.string().min(1).max(64)).min(1).max(MAX_ROOMS),
+  page: z.int().min(1).max(1_000_000),
+  perPage: z.int().min(1).max(100),
+  personName: bookingRules.personName,
+  email: bookingRules.email,
+  phone: bookingRules.phone,
+  country: bookingRules.country,
+  specialRequests: bookingRules.specialRequests,
+  arrivalTime: bookingRules.arrivalTime,
+  channelBookingNumber: bookingRules.channelBookingNumber,
+  bookToken: bookingRules.bookToken,
+  date: bookingRules.date,
+};
+
+/**
+ * 409 BOOKING_ALREADY_CANCELLED for a whole reservation: every room is cancelled (or failed).
+ * An AlreadyCancelledError, so GraphQL answers it as BookingAlreadyCancelledError (its bookingId
+ * the reservation id); REST details carry reservation_id too.
+ */
+export class ReservationAlreadyCancelledError extends AlreadyCancelledError {
+  override readonly details: ErrorDetails;
+  constructor(reservationId: string, status: BookingStatus) {
+    super(reservationId, status);
+    this.message = 'The reservation is already cancelled';
+    this.details = { booking_id: reservationId, reservation_id: reservationId, status };
+  }
+}
 
 export interface Reservation {
   /** The itinerary id (= the first room's booking id). */
@@ -446,6 +502,68 @@ export function reservationTotals(bookings: Booking[]): ReservationTotals {
   };
 }
 
+/** A reservation as both surfaces show it (REST in snake_case, GraphQL in camelCase). */
+export interface ReservationView {
+  id: string;
+  confirmationNumber: string;
+  status: VisibleStatus;
+  propertyId: number;
+  propertyName: string | null;
+  checkin: Date;
+  checkout: Date;
+  /** Every room together. */
+  adults: number;
+  children: number;
+  /** The lead guest and contact: the lead room's (its names, else the first room's). */
+  guest: { firstName: string | null; lastName: string | null; email: string | null; phone: string | null; country: string | null };
+  rooms: Booking[];
+  totals: ReservationTotals;
+  policy: PolicySummary;
+  specialRequests: string | null;
+  arrivalTime: string | null;
+  channelBookingNumber: string | null;
+  createdAt: Date;
+  /** The latest change of any room. */
+  updatedAt: Date;
+}
+
+export function reservationView(r: Reservation): ReservationView {
+  const first = r.bookings[0]!;
+  const lead = leadRoom(r.bookings);
+  return {
+    id: r.id,
+    confirmationNumber: r.confirmationNumber,
+    status: reservationStatus(r.bookings),
+    propertyId: first.propertyId,
+    propertyName: first.propertyName,
+    checkin: first.checkin,
+    checkout: first.checkout,
+    adults: r.bookings.reduce((n, b) => n + b.guestsAdult, 0),
+    children: r.bookings.reduce((n, b) => n + b.guestsChild, 0),
+    guest: {
+      firstName: lead.guestFirstName ?? first.guestFirstName,
+      lastName: lead.guestLastName ?? first.guestLastName,
+      email: lead.bookerEmail,
+      phone: lead.guestPhone,
+      country: lead.guestCountry,
+    },
+    rooms: r.bookings,
+    totals: reservationTotals(r.bookings),
+    policy: reservationPolicy(r.bookings),
+    specialRequests: lead.specialRequests,
+    arrivalTime: lead.arrivalTime,
+    channelBookingNumber: first.channelBookingNumber,
+    createdAt: first.createdAt,
+    updatedAt: new Date(Math.max(...r.bookings.map((b) => b.updatedAt.getTime()))),
+  };
+}
+
+/** Of the rooms a cancellation request cancelled: what was kept and what came back (KRW). */
+export function cancelledTotals(cancelled: Booking[]): { cancellationFee: Amount; refundAmount: Amount } {
+  const sum = (pick: (b: Booking) => Amount | null) => cancelled.reduce((n, b) => n + (pick(b) ?? 0n), 0n);
+  return { cancellationFee: sum((b) => b.cancellationFee), refundAmount: sum((b) => b.refundAmount) };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Modify
 
@@ -574,10 +692,7 @@ export async function cancelReservation(ctx: RequestContext, id: string, roomIds
   if (roomIds === undefined) {
     targets = bookings.filter((b) => !DROPPED.has(b.status));
     if (!targets.length) {
-      throw new ConflictError('BOOKING_ALREADY_CANCELLED', 'The reservation is already cancelled', {
-        reservation_id: bookings[0]!.itineraryId,
-        status: reservationStatus(bookings),
-      });
+      throw new ReservationAlreadyCancelledError(bookings[0]!.itineraryId, reservationStatus(bookings));
     }
   } else {
     const issues: FieldIssue[] = [];

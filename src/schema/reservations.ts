@@ -1,0 +1,491 @@
+import { z } from 'zod';
+import type { Booking } from '../generated/prisma/client.js';
+import { VISIBLE_STATUSES } from '../services/bookingStates.js';
+import {
+  AlreadyCancelledError,
+  BookTokenError,
+  dateOnly,
+  NotCancellableError,
+  NotModifiableError,
+  PriceChangedError,
+  SoldOutError,
+} from '../services/bookings.js';
+import { ValidationError, type FieldIssue } from '../services/errors.js';
+import { InsufficientBalanceError } from '../services/ledger.js';
+import {
+  cancelledTotals,
+  cancelReservation,
+  createReservation,
+  getReservation,
+  listReservations,
+  policyOf,
+  reservationRules as rules,
+  reservationStatus,
+  reservationView,
+  updateReservation,
+  type ReservationCancellation,
+  type ReservationView,
+} from '../services/reservations.js';
+import type { Page } from '../services/search.js';
+import type { RoomOccupancy } from '../upstream/protocol.js';
+import { builder } from './builder.js';
+import { BookingRef, BookingStatus } from './bookings.js';
+import { orNull } from './orNull.js';
+import { Currency, PaginationRef, PolicyRef } from './search.js';
+
+/**
+ * Reservations (spec §4.8): the GraphQL twins of /channel/v1/reservations, over the same services
+ * (src/services/reservations.ts), scopes and input rules (reservationRules).
+ *
+ * As for the booking mutations, expected outcomes (sold out, price changed, balance too low, a
+ * used, invalid or expired book token, a reservation or room that cannot be cancelled or
+ * modified) are members of each mutation's result union, implementing DomainError; everything
+ * else (authentication, scope, validation, an unknown reservation, a provider failure) is a
+ * top-level error with extensions.code. The query fields answer null for a reservation the
+ * channel does not have. Creating takes no idempotency key, as createBooking takes none.
+ *
+ * The service names fields in its errors as REST does (snake_case); here they name the GraphQL
+ * arguments (`check_in` of the input is `input.checkIn`, `room_ids.0` is `roomIds.0`).
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Output types
+
+interface GuestView {
+  firstName: string | null;
+  lastName: string | null;
+  email: string | null;
+  phone: string | null;
+  country: string | null;
+}
+
+const ReservationGuestRef = builder.objectRef<GuestView>('ReservationGuest').implement({
+  description: 'The lead guest and contact of a reservation',
+  fields: (t) => ({
+    firstName: t.exposeString('firstName', { nullable: true }),
+    lastName: t.exposeString('lastName', { nullable: true }),
+    email: t.exposeString('email', { nullable: true }),
+    phone: t.exposeString('phone', { nullable: true }),
+    country: t.exposeString('country', { nullable: true, description: 'ISO 3166-1 alpha-2' }),
+  }),
+});
+
+const RoomGuestRef = builder.objectRef<Pick<GuestView, 'firstName' | 'lastName'>>('ReservationRoomGuest').implement({
+  description: "The guest staying in a room; null names: the reservation's guest",
+  fields: (t) => ({
+    firstName: t.exposeString('firstName', { nullable: true }),
+    lastName: t.exposeString('lastName', { nullable: true }),
+  }),
+});
+
+const RoomPriceRef = builder.objectRef<Booking>('ReservationRoomPrice').implement({
+  fields: (t) => ({
+    total: t.expose('totalAmount', { type: 'Money', description: 'What this room was charged (KRW)' }),
+    currency: t.exposeString('currency'),
+    requestTotal: t.expose('requestAmount', { type: 'Money', description: 'The same in the currency searched in' }),
+    requestCurrency: t.exposeString('requestCurrency'),
+  }),
+});
+
+const occupancyOf = (b: Booking) => b.occupancy as unknown as RoomOccupancy[];
+
+const ReservationRoomRef = builder.objectRef<Booking>('ReservationRoom').implement({
+  description: 'One room of a reservation: one booking (also in `booking` and `bookings`)',
+  fields: (t) => ({
+    bookingId: t.exposeID('id', { description: 'The booking of this room' }),
+    booking: t.field({ type: BookingRef, description: 'The booking record of this room (spec §2.2)', resolve: (b) => b }),
+    status: t.field({ type: BookingStatus, resolve: (b) => visible(b.status) }),
+    roomtypeId: t.exposeString('roomtypeId'),
+    roomType: t.exposeString('roomType', { nullable: true }),
+    rateplanId: t.exposeString('rateplanId'),
+    ratePlan: t.exposeString('ratePlan', { nullable: true }),
+    checkIn: t.string({ description: 'YYYY-MM-DD', resolve: (b) => dateOnly(b.checkin) }),
+    checkOut: t.string({ description: 'YYYY-MM-DD', resolve: (b) => dateOnly(b.checkout) }),
+    roomCount: t.int({ description: 'Rooms this booking holds: 1, except a v1 booking made for several rooms', resolve: (b) => occupancyOf(b).length }),
+    adults: t.exposeInt('guestsAdult'),
+    children: t.exposeInt('guestsChild'),
+    childrenAges: t.intList({ resolve: (b) => occupancyOf(b).flatMap((r) => r.children_ages) }),
+    guest: t.field({ type: RoomGuestRef, resolve: (b) => ({ firstName: b.guestFirstName, lastName: b.guestLastName }) }),
+    hubBookingNumber: t.exposeString('hubBookingNumber', { nullable: true, description: "The provider's confirmation number of this room" }),
+    price: t.field({ type: RoomPriceRef, resolve: (b) => b }),
+    cancellationPolicy: t.field({ type: PolicyRef, resolve: policyOf }),
+    cancellationFee: t.expose('cancellationFee', { type: 'Money', nullable: true, description: 'KRW; set once the room is cancelled' }),
+    refundAmount: t.expose('refundAmount', { type: 'Money', nullable: true, description: 'KRW; set once the room is cancelled' }),
+    cancelledAt: t.expose('cancelledAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+const ReservationPriceRef = builder.objectRef<ReservationView['totals']>('ReservationPrice').implement({
+  fields: (t) => ({
+    total: t.expose('total', {
+      type: 'Money',
+      description: 'What the rooms were charged together (KRW): the server-side price, never an amount sent by the client',
+    }),
+    currency: t.exposeString('currency'),
+    requestTotal: t.expose('requestTotal', { type: 'Money', nullable: true, description: 'The same in the currency searched in' }),
+    requestCurrency: t.exposeString('requestCurrency', { nullable: true, description: 'Null when the rooms were priced in different currencies' }),
+    cancellationFee: t.expose('cancellationFee', { type: 'Money', description: 'Kept of the rooms cancelled so far' }),
+    refundAmount: t.expose('refundAmount', { type: 'Money', description: 'Given back for the rooms cancelled so far' }),
+  }),
+});
+
+const ReservationRef = builder.objectRef<ReservationView>('Reservation').implement({
+  description:
+    'A reservation (REST: GET /channel/v1/reservations/{id}): one or several rooms booked together, one booking each, ' +
+    'sharing one confirmation number. Its id is the booking id of its first room',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    confirmationNumber: t.exposeString('confirmationNumber', { description: 'Shared by every room' }),
+    status: t.field({
+      type: BookingStatus,
+      description:
+        "The rooms' status when they agree (rooms cancelled while others remain do not count); otherwise the first of " +
+        'pending, confirmed, cancelling, checked_in, checked_out, no_show',
+      resolve: (r) => r.status,
+    }),
+    propertyId: t.exposeInt('propertyId'),
+    propertyName: t.exposeString('propertyName', { nullable: true }),
+    checkIn: t.string({ description: 'YYYY-MM-DD', resolve: (r) => dateOnly(r.checkin) }),
+    checkOut: t.string({ description: 'YYYY-MM-DD', resolve: (r) => dateOnly(r.checkout) }),
+    adults: t.exposeInt('adults', { description: 'Every room together' }),
+    children: t.exposeInt('children'),
+    guest: t.field({ type: ReservationGuestRef, resolve: (r) => r.guest }),
+    rooms: t.field({ type: [ReservationRoomRef], resolve: (r) => r.rooms }),
+    price: t.field({ type: ReservationPriceRef, resolve: (r) => r.totals }),
+    cancellationPolicy: t.field({
+      type: PolicyRef,
+      description: "Cancelling the whole reservation: the rooms' policy, or, when they differ, the one whose free cancellation ends first",
+      resolve: (r) => r.policy,
+    }),
+    specialRequests: t.exposeString('specialRequests', { nullable: true }),
+    arrivalTime: t.exposeString('arrivalTime', { nullable: true, description: 'Expected arrival, local time at the property (HH:MM)' }),
+    channelBookingNumber: t.exposeString('channelBookingNumber', { nullable: true, description: "The partner's own reference" }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+const ReservationPageRef = builder.objectRef<Page<ReservationView>>('ReservationPage').implement({
+  description: 'A page of reservations, newest first',
+  fields: (t) => ({
+    items: t.field({ type: [ReservationRef], resolve: (p) => p.items }),
+    pagination: t.field({ type: PaginationRef, resolve: (p) => p }),
+  }),
+});
+
+const ReservationCancellationRef = builder.objectRef<ReservationCancellation>('ReservationCancellation').implement({
+  description: 'What a cancellation did (REST: POST /channel/v1/reservations/{id}/cancel)',
+  fields: (t) => ({
+    reservationId: t.id({ resolve: (c) => c.reservation.id }),
+    confirmationNumber: t.string({ resolve: (c) => c.reservation.confirmationNumber }),
+    status: t.field({ type: BookingStatus, description: "The reservation's status after the cancellation", resolve: (c) => reservationStatus(c.reservation.bookings) }),
+    cancelledRooms: t.field({ type: [ReservationRoomRef], description: 'The rooms this request cancelled, as they are now', resolve: (c) => c.cancelled }),
+    cancellationFee: t.field({ type: 'Money', description: 'Of the rooms this request cancelled (KRW)', resolve: (c) => cancelledTotals(c.cancelled).cancellationFee }),
+    refundAmount: t.field({
+      type: 'Money',
+      description: 'Of the rooms this request cancelled (KRW); credited to the balance in production',
+      resolve: (c) => cancelledTotals(c.cancelled).refundAmount,
+    }),
+    currency: t.string({ resolve: (c) => c.reservation.bookings[0]!.currency }),
+    reservation: t.field({ type: ReservationRef, resolve: (c) => reservationView(c.reservation) }),
+  }),
+});
+
+function visible(status: string): (typeof VISIBLE_STATUSES)[number] {
+  // The services never hand out processing or void rows; this is the type's own guard.
+  if (!(VISIBLE_STATUSES as readonly string[]).includes(status)) throw new Error(`a reservation room is ${status}, not a partner-visible status`);
+  return status as (typeof VISIBLE_STATUSES)[number];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs, validated with the service's rules (the ones REST uses)
+
+const ReservationFilter = builder.inputType('ReservationFilter', {
+  description: 'Filters of reservations (REST: GET /channel/v1/reservations); they combine',
+  fields: (t) => ({
+    confirmationNumber: t.string({ description: 'Exact, in any case' }),
+    guestEmail: t.string({ description: "The guest's e-mail, compared case-insensitively" }),
+    checkInFrom: t.string({ description: 'YYYY-MM-DD: check-in on or after' }),
+    checkInTo: t.string({ description: 'YYYY-MM-DD: check-in on or before' }),
+  }),
+});
+
+const ReservationGuestInput = builder.inputType('ReservationGuestInput', {
+  description: 'The lead guest and contact',
+  fields: (t) => ({
+    firstName: t.string({ required: true }),
+    lastName: t.string({ required: true }),
+    email: t.string({ required: true }),
+    phone: t.string(),
+    country: t.string({ description: 'ISO 3166-1 alpha-2' }),
+  }),
+});
+
+const RoomGuestInput = builder.inputType('ReservationRoomGuestInput', {
+  fields: (t) => ({
+    firstName: t.string({ required: true }),
+    lastName: t.string({ required: true }),
+  }),
+});
+
+const ReservationRoomInput = builder.inputType('ReservationRoomInput', {
+  fields: (t) => ({
+    roomtypeId: t.string({ description: 'Default: the top-level roomtypeId' }),
+    rateplanId: t.string({ description: 'Default: the top-level rateplanId' }),
+    adults: t.int({ description: 'Required without a bookToken' }),
+    children: t.int({ description: 'Taken as 8 years old unless childrenAges says' }),
+    childrenAges: t.intList(),
+    guest: t.field({ type: RoomGuestInput, description: "Who stays in this room, when not the reservation's guest; not for the first room" }),
+  }),
+});
+
+const CreateReservationInput = builder.inputType('CreateReservationInput', {
+  description:
+    'The body of POST /channel/v1/reservations in camelCase: a bookToken (its offer at its price), or propertyId, the ' +
+    'dates and the rooms, priced now by the search and the price check. Amounts are never taken from the client',
+  fields: (t) => ({
+    bookToken: t.string({ description: 'From priceCheck; single use' }),
+    propertyId: t.int(),
+    checkIn: t.string({ description: 'YYYY-MM-DD' }),
+    checkOut: t.string({ description: 'YYYY-MM-DD' }),
+    roomtypeId: t.string({ description: 'One room, or the default of each room in rooms' }),
+    rateplanId: t.string(),
+    adults: t.int({ description: 'The party of a one-room reservation (without rooms)' }),
+    children: t.int(),
+    childrenAges: t.intList(),
+    rooms: t.field({ type: [ReservationRoomInput], description: 'Several rooms, one booking each, sharing one confirmation number' }),
+    currency: t.field({ type: Currency, description: 'Currency to show prices in (default KRW); the channel is billed in KRW' }),
+    guest: t.field({ type: ReservationGuestInput, required: true }),
+    specialRequests: t.string(),
+    arrivalTime: t.string({ description: 'HH:MM, local time at the property' }),
+    channelBookingNumber: t.string({ description: "The partner's own reference" }),
+  }),
+});
+
+const UpdateReservationGuestInput = builder.inputType('UpdateReservationGuestInput', {
+  description: 'Omitted fields stay; null clears phone or country',
+  fields: (t) => ({
+    firstName: t.string(),
+    lastName: t.string(),
+    email: t.string(),
+    phone: t.string(),
+    country: t.string(),
+  }),
+});
+
+const UpdateReservationInput = builder.inputType('UpdateReservationInput', {
+  description:
+    'Fields to change (REST: PATCH /channel/v1/reservations/{id}); omitted fields stay, null clears one. specialRequests and ' +
+    'arrivalTime only before check-in',
+  fields: (t) => ({
+    guest: t.field({ type: UpdateReservationGuestInput }),
+    specialRequests: t.string(),
+    arrivalTime: t.string(),
+  }),
+});
+
+/** An optional GraphQL field: absent or null is left out, as REST leaves out an absent member. */
+const optional = <T extends z.ZodType>(rule: T) => rule.nullish().transform((v) => v ?? undefined);
+/** A PATCH field: absent stays absent (unchanged), null clears. */
+const clearable = <T extends z.ZodType>(rule: T) => rule.nullable().optional();
+/** A PATCH field that cannot be cleared: null is refused, as in REST. */
+const required = <T extends z.ZodType>(rule: T) => rule.optional();
+
+const listArgs = z.object({
+  filter: z
+    .object({
+      confirmationNumber: rules.confirmationNumber.nullish(),
+      guestEmail: rules.email.nullish(),
+      checkInFrom: rules.date.nullish(),
+      checkInTo: rules.date.nullish(),
+    })
+    .nullish(),
+  page: rules.page,
+  perPage: rules.perPage,
+});
+
+const roomInput = z.object({
+  roomtypeId: optional(rules.roomtypeId),
+  rateplanId: optional(rules.rateplanId),
+  adults: optional(rules.roomAdults),
+  children: optional(rules.roomChildren),
+  childrenAges: optional(rules.childrenAges),
+  guest: optional(z.object({ firstName: rules.personName, lastName: rules.personName })),
+});
+
+const createArgs = z.object({
+  input: z.object({
+    bookToken: optional(rules.bookToken),
+    propertyId: optional(rules.propertyId),
+    checkIn: optional(rules.checkIn),
+    checkOut: optional(rules.checkOut),
+    roomtypeId: optional(rules.roomtypeId),
+    rateplanId: optional(rules.rateplanId),
+    adults: optional(rules.roomAdults),
+    children: optional(rules.roomChildren),
+    childrenAges: optional(rules.childrenAges),
+    rooms: optional(z.array(roomInput).min(1).max(rules.roomCount)),
+    currency: optional(rules.currency),
+    guest: z.object({
+      firstName: rules.personName,
+      lastName: rules.personName,
+      email: rules.email,
+      phone: optional(rules.phone),
+      country: optional(rules.country),
+    }),
+    specialRequests: optional(rules.specialRequests),
+    arrivalTime: optional(rules.arrivalTime),
+    channelBookingNumber: optional(rules.channelBookingNumber),
+  }),
+});
+
+const updateArgs = z.object({
+  id: rules.id,
+  input: z
+    .object({
+      guest: optional(
+        z
+          .object({
+            firstName: required(rules.personName),
+            lastName: required(rules.personName),
+            email: required(rules.email),
+            phone: clearable(rules.phone),
+            country: clearable(rules.country),
+          })
+          .refine((g) => Object.values(g).some((v) => v !== undefined), 'give at least one guest field to change'),
+      ),
+      specialRequests: clearable(rules.specialRequests),
+      arrivalTime: clearable(rules.arrivalTime),
+    })
+    .refine((v) => Object.values(v).some((x) => x !== undefined), 'give at least one field to change'),
+});
+
+const cancelArgs = z.object({ id: rules.id, roomIds: optional(rules.roomIds) });
+
+/**
+ * The service's field errors under the GraphQL names: `rooms.0.children_ages` of the input is
+ * `input.rooms.0.childrenAges`, `check_in_to` of the filter `filter.checkInTo`.
+ */
+async function graphqlNames<T>(prefix: string, promise: Promise<T>): Promise<T> {
+  try {
+    return await promise;
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    const { fields } = error.details as { fields: FieldIssue[] };
+    const camel = (name: string) => name.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+    throw new ValidationError(
+      fields.map((f) => ({ field: [prefix, ...f.field.split('.').map(camel)].filter(Boolean).join('.'), reason: f.reason })),
+      error.message,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Root fields
+
+builder.queryFields((t) => ({
+  reservation: t.field({
+    type: ReservationRef,
+    nullable: true,
+    description:
+      "One reservation by its id (or the booking id of any of its rooms), or null when the channel has none with this id " +
+      '(REST: GET /channel/v1/reservations/{id})',
+    authScopes: { scope: 'reservations:read' },
+    args: { id: t.arg.id({ required: true }) },
+    validate: { schema: z.object({ id: rules.id }) },
+    resolve: async (_root, args, ctx) => {
+      const found = await orNull(getReservation(ctx, String(args.id)));
+      return found && reservationView(found);
+    },
+  }),
+  reservations: t.field({
+    type: ReservationPageRef,
+    description:
+      "The channel's reservations, newest first (REST: GET /channel/v1/reservations). Every booking belongs to one: a v1 " +
+      'booking is a reservation of one room, a v2 itinerary one too',
+    authScopes: { scope: 'reservations:read' },
+    args: {
+      filter: t.arg({ type: ReservationFilter }),
+      page: t.arg.int({ required: true, defaultValue: 1 }),
+      perPage: t.arg.int({ required: true, defaultValue: 20, description: '1 to 100' }),
+    },
+    validate: { schema: listArgs },
+    resolve: async (_root, { filter, page, perPage }, ctx) => {
+      const found = await graphqlNames(
+        'filter',
+        listReservations(ctx, {
+          confirmationNumber: filter?.confirmationNumber ?? undefined,
+          guestEmail: filter?.guestEmail ?? undefined,
+          checkInFrom: filter?.checkInFrom ?? undefined,
+          checkInTo: filter?.checkInTo ?? undefined,
+          page,
+          perPage,
+        }),
+      );
+      return { ...found, items: found.items.map(reservationView) };
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createReservation: t.field({
+    type: ReservationRef,
+    description:
+      'Reserves one or several rooms with a nested guest (REST: POST /channel/v1/reservations). Priced on the server: the ' +
+      "bookToken's price, or the search and price check of each room now. Every room is one booking, all booked together " +
+      'or none; in production each is paid from the balance. A provider failure is a top-level UPSTREAM_ERROR; then, as ' +
+      'after SoldOutError, PriceChangedError or InsufficientBalanceError, nothing is booked or charged. An unknown ' +
+      'property, room type or rate plan is a top-level NOT_FOUND',
+    authScopes: { scope: 'reservations:write' },
+    args: { input: t.arg({ type: CreateReservationInput, required: true }) },
+    validate: { schema: createArgs },
+    errors: {
+      types: [SoldOutError, PriceChangedError, InsufficientBalanceError, BookTokenError],
+      union: { name: 'CreateReservationResult' },
+      result: { name: 'CreateReservationSuccess' },
+      dataField: { name: 'reservation' },
+    },
+    resolve: async (_root, args, ctx) => {
+      const input = args.input as z.infer<typeof createArgs>['input'];
+      return reservationView(await graphqlNames('input', createReservation(ctx, input)));
+    },
+  }),
+  updateReservation: t.field({
+    type: ReservationRef,
+    description:
+      'Changes the guest, special requests or arrival time of every live room (REST: PATCH /channel/v1/reservations/{id}), ' +
+      'all or nothing, by the rules of updateBooking; reservation.modified for each room that changed',
+    authScopes: { scope: 'reservations:write' },
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateReservationInput, required: true }) },
+    validate: { schema: updateArgs },
+    errors: {
+      types: [NotModifiableError],
+      union: { name: 'UpdateReservationResult' },
+      result: { name: 'UpdateReservationSuccess' },
+      dataField: { name: 'reservation' },
+    },
+    resolve: async (_root, args, ctx) => {
+      const input = args.input as z.infer<typeof updateArgs>['input'];
+      return reservationView(await updateReservation(ctx, String(args.id), input));
+    },
+  }),
+  cancelReservation: t.field({
+    type: ReservationCancellationRef,
+    description:
+      'Cancels the whole reservation (without roomIds) or the rooms named (REST: POST /channel/v1/reservations/{id}/cancel), ' +
+      'each by its own policy, its refund credited once in production. A room that cannot be cancelled refuses the whole ' +
+      'request (nothing cancelled). A provider failure is a top-level UPSTREAM_ERROR: rooms cancelled before it stay ' +
+      'cancelled, and the same request cancels the rest',
+    authScopes: { scope: 'reservations:write' },
+    args: { id: t.arg.id({ required: true }), roomIds: t.arg.idList({ description: 'booking ids of the rooms to cancel; omitted: all' }) },
+    validate: { schema: cancelArgs },
+    errors: {
+      types: [AlreadyCancelledError, NotCancellableError],
+      union: { name: 'CancelReservationResult' },
+      result: { name: 'CancelReservationSuccess' },
+      dataField: { name: 'cancellation' },
+    },
+    resolve: (_root, args, ctx) =>
+      graphqlNames('', cancelReservation(ctx, String(args.id), (args.roomIds as string[] | undefined | null) ?? undefined)),
+  }),
+}));
