@@ -124,9 +124,15 @@ async function readTokenRequest(c: Context<HttpEnv>): Promise<TokenRequest> {
     }
     const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    if (colon < 0) throw new OAuthError('invalid_client', 'Malformed Basic credentials', { 'WWW-Authenticate': 'Basic' });
-    body.client_id = decodeURIComponent(decoded.slice(0, colon));
-    body.client_secret = decodeURIComponent(decoded.slice(colon + 1));
+    const malformed = () => new OAuthError('invalid_client', 'Malformed Basic credentials', { 'WWW-Authenticate': 'Basic' });
+    if (colon < 0) throw malformed();
+    // RFC 6749 §2.3.1: each part is form-urlencoded; a broken escape (`%ZZ`) is malformed, not a fault.
+    try {
+      body.client_id = decodeURIComponent(decoded.slice(0, colon));
+      body.client_secret = decodeURIComponent(decoded.slice(colon + 1));
+    } catch {
+      throw malformed();
+    }
   }
   return body;
 }

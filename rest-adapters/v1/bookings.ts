@@ -293,6 +293,8 @@ const voucherRoute = scopedRoute('voucher:read', {
   responses: errorResponses(BAD_ID, 401, 403, NO_BOOKING, 429, [501, 'NOT_IMPLEMENTED: always, for a booking of the channel']),
 });
 
+const plannedParam = z.union([z.string(), z.array(z.string())]).optional();
+
 const taxInvoicesRoute = scopedRoute('tax-invoices:read', {
   method: 'get',
   path: '/tax-invoices',
@@ -301,9 +303,10 @@ const taxInvoicesRoute = scopedRoute('tax-invoices:read', {
   deprecated: true,
   description: 'Unimplemented in v1: always 501 NOT_IMPLEMENTED. Planned query: year, month (1 to 12).',
   request: {
+    // Documented for the future, not read: whatever is sent (a repeated year too) is still 501.
     query: z.object({
-      year: z.string().optional().openapi({ description: 'Planned: year (integer)' }),
-      month: z.string().optional().openapi({ description: 'Planned: month, 1 to 12' }),
+      year: plannedParam.openapi({ type: 'string', description: 'Planned: year (integer)' }),
+      month: plannedParam.openapi({ type: 'string', description: 'Planned: month, 1 to 12' }),
     }),
   },
   responses: errorResponses(401, 403, 429, [501, 'NOT_IMPLEMENTED: always, once authenticated']),

@@ -59,6 +59,11 @@ const RetrieveWire = z
   })
   .openapi('V2Itinerary');
 
+/** Both writing steps take an Idempotency-Key, as v1 does (DECISIONS.md "v2", step 3). */
+const idempotencyHeader = z.object({
+  'idempotency-key': z.string().optional().openapi({ description: 'Repeat a request safely: the first response is given again for 24 hours' }),
+});
+
 const createRoute = scopedRoute(
   'reservations:write',
   {
@@ -72,6 +77,7 @@ const createRoute = scopedRoute(
       '400 INVALID_TOKEN, 410 TOKEN_EXPIRED; 402 INSUFFICIENT_BALANCE; 409 SOLD_OUT or PRICE_CHANGED; 502.',
     request: {
       query: z.object({ token: TokenQuery.shape.token.optional() }),
+      headers: idempotencyHeader,
       body: { required: true, content: { 'application/json': { schema: CreateBody } } },
     },
     responses: {
@@ -124,7 +130,7 @@ const cancelRoute = scopedRoute(
     tags: ['Booking flow'],
     summary: 'Step 4b: cancel every room (the link is consumed by its success)',
     description: '409 TOKEN_ALREADY_USED once used; 409 BOOKING_NOT_CANCELLABLE after check-in; 502: rooms not cancelled stay as they were, and the same link cancels them.',
-    request: { query: TokenQuery },
+    request: { query: TokenQuery, headers: idempotencyHeader },
     responses: {
       200: {
         description: 'Cancelled',

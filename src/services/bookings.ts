@@ -11,6 +11,7 @@ import { post } from './ledger.js';
 import { convertFromKrw, positiveAmount, type Amount } from './money.js';
 import type { CancellationPolicyType } from './properties.js';
 import { pageOf, partySize, type Page } from './search.js';
+import { storableText } from './text.js';
 import { offerClaims, TokenError, type OfferClaims } from './tokens.js';
 
 /**
@@ -52,14 +53,11 @@ export function isUuid(id: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // Input rules, written once; REST (snake_case) and GraphQL (camelCase) build their schemas from them.
 
-/** PostgreSQL text cannot hold NUL: refused as a bad field rather than failing the write (or the lookup). */
-const withoutNul = <T extends z.ZodString>(rule: T) => rule.refine((text) => !text.includes('\u0000'), 'must not contain a NUL character (\\u0000)');
-
 export const bookingRules = {
   bookToken: z.string().min(1, 'must not be empty').max(4096),
-  bookerName: withoutNul(z.string().trim().min(1, 'must not be empty').max(200)),
+  bookerName: storableText(z.string().trim().min(1, 'must not be empty').max(200)),
   email: z.email('an e-mail address').max(254),
-  personName: withoutNul(z.string().trim().min(1, 'must not be empty').max(100)),
+  personName: storableText(z.string().trim().min(1, 'must not be empty').max(100)),
   phone: z
     .string()
     .trim()
@@ -71,12 +69,12 @@ export const bookingRules = {
     .transform((s) => s.toUpperCase()),
   guestsAdult: z.int().min(1).max(64),
   guestsChild: z.int().min(0).max(64),
-  displayName: withoutNul(z.string().trim().min(1, 'must not be empty').max(200)),
-  specialRequests: withoutNul(z.string().max(500, 'at most 500 characters')),
+  displayName: storableText(z.string().trim().min(1, 'must not be empty').max(200)),
+  specialRequests: storableText(z.string().max(500, 'at most 500 characters')),
   /** Expected arrival, local time at the property. */
   arrivalTime: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a local time as HH:MM (24-hour)'),
   saleAmount: positiveAmount,
-  channelBookingNumber: withoutNul(z.string().trim().min(1, 'must not be empty').max(100)),
+  channelBookingNumber: storableText(z.string().trim().min(1, 'must not be empty').max(100)),
   /** A date filter: ISO 8601, within what the database stores (year 0000 is not a date there). */
   date: z.iso.date('a date, YYYY-MM-DD').refine((d) => d >= '1900-01-01', 'a date from 1900-01-01 on'),
 };

@@ -22,16 +22,44 @@ export interface StoredResponse {
 
 export type Claim = { kind: 'run' } | { kind: 'replay'; response: StoredResponse };
 
+/**
+ * SHA-256 of the parts as JSON with object keys sorted, so the same JSON body with its keys in
+ * another order is the same request. Written without recursion: a request body may nest deeper
+ * than the call stack allows (JSON.parse takes any depth, JSON.stringify does not), and such a
+ * body is the client's mistake (400 from the route's validation), not a fault.
+ */
 export function fingerprintOf(parts: unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(parts, canonical)).digest('hex');
-}
-
-/** Object keys sorted, so the same JSON body with its keys in another order is the same request. */
-function canonical(_key: string, value: unknown): unknown {
-  if (value && typeof value === 'object' && !Array.isArray(value)) {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const hash = createHash('sha256');
+  // Work items: a value to write, or literal text (brackets, commas, keys) already decided.
+  const work: ({ value: unknown } | string)[] = [{ value: parts }];
+  while (work.length) {
+    const item = work.pop()!;
+    if (typeof item === 'string') {
+      hash.update(item);
+      continue;
+    }
+    const { value } = item;
+    if (Array.isArray(value)) {
+      // As JSON.stringify writes them: undefined, functions and symbols in an array are null.
+      const items = value.map((v) => (v === undefined || typeof v === 'function' || typeof v === 'symbol' ? null : v));
+      work.push(']');
+      for (let i = items.length - 1; i >= 0; i--) work.push({ value: items[i] }, ...(i > 0 ? [','] : []));
+      work.push('[');
+    } else if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON !== 'function') {
+      // Keys sorted, then as an object orders them (integer-like keys first): the order fingerprints have always had.
+      const sorted = Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)));
+      const entries = Object.entries(sorted).filter(([, v]) => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol');
+      work.push('}');
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, v] = entries[i]!;
+        work.push({ value: v }, `${JSON.stringify(key)}:`, ...(i > 0 ? [','] : []));
+      }
+      work.push('{');
+    } else {
+      hash.update(JSON.stringify(value) ?? 'null');
+    }
   }
-  return value;
+  return hash.digest('hex');
 }
 
 export function checkKey(key: string): void {
@@ -92,8 +120,25 @@ export async function settle(deps: AppDeps, channelId: string, key: string, resp
   }
   await prisma.idempotencyKey.updateMany({
     where: { channelId, key, responseStatus: null },
-    data: { responseStatus: response.status, responseBody: response.body as Prisma.InputJsonValue },
+    data: { responseStatus: response.status, responseBody: storable(response.body) as Prisma.InputJsonValue },
   });
+}
+
+/** NUL, and a UTF-16 surrogate without its pair. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * PostgreSQL JSON holds neither NUL (U+0000) nor a lone surrogate, and a refusal may quote what the
+ * client sent ("Booking \u0000 was not found", "Unrecognized key: ..."): stored with U+FFFD in
+ * their place, so the key keeps its answer instead of the write failing and the key staying held.
+ */
+function storable(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(UNSTORABLE, '\uFFFD');
+  if (Array.isArray(value)) return value.map(storable);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [storable(k) as string, storable(v)]));
+  }
+  return value;
 }
 
 /** Drops keys past their 24 hours. */

@@ -69,7 +69,8 @@ export async function issueAccessToken(
     throw new OAuthError('invalid_request', 'scope must be a space-separated string');
   }
 
-  const app = await prisma.app.findUnique({ where: { clientId } });
+  // PostgreSQL text cannot hold NUL, so no client_id has one (and the lookup would fail, not miss).
+  const app = clientId.includes('\u0000') ? null : await prisma.app.findUnique({ where: { clientId } });
   const secretMatches = matchesDigest(clientSecret, app?.clientSecretHash ?? UNKNOWN_CLIENT_DIGEST);
   if (!app || !secretMatches) throw new OAuthError('invalid_client', 'Client authentication failed');
   if (app.status !== 'active') throw new OAuthError('invalid_client', 'The app is suspended');

@@ -7,6 +7,7 @@ import { BOOKING_EVENT_TYPES, type BookingEventType } from './bookingStates.js';
 import { isUuid } from './bookings.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import { pageOf, type Page } from './search.js';
+import { storableText } from './text.js';
 import { attemptDelivery, holdDeliveries, leaseMs, PING_EVENT_TYPE, releaseHeld, webhookBody } from './webhookDelivery.js';
 import { validateWebhookUrl } from './webhookUrls.js';
 
@@ -24,13 +25,8 @@ export const webhookRules = {
     .array(z.enum(BOOKING_EVENT_TYPES))
     .min(1, 'name at least one event type')
     .refine((list) => new Set(list).size === list.length, 'each event type once'),
-  // PostgreSQL text cannot hold NUL: refused here rather than failing the write.
-  description: z
-    .string()
-    .trim()
-    .max(200)
-    .refine((text) => !text.includes('\u0000'), 'must not contain a NUL character (\\u0000)')
-    .nullable(),
+  // Refused here rather than failing the write: NUL, lone surrogates (src/services/text.ts).
+  description: storableText(z.string().trim().max(200)).nullable(),
 };
 
 export interface WebhookInput {
