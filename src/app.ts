@@ -26,7 +26,7 @@ import { createEventBus } from './events/bus.js';
 import { Dispatcher } from './events/dispatcher.js';
 import { createGraphQL, type GraphQLServer, type Yoga } from './graphql.js';
 import { authenticate, createCredentialCache, type CredentialHeaders, type Principal } from './services/auth.js';
-import { AppError, HttpsRequiredError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, toAppError } from './services/errors.js';
+import { AppError, HttpsRequiredError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, toAppError } from './services/errors.js';
 import { clientAddress, isHttps, type ConnectionFacts } from './services/ipRanges.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
 import { runBookingSync } from './services/bookingSync.js';
@@ -153,6 +153,10 @@ export async function createService(
   // The credential check also applies the app's IP allow list (403 IP_NOT_ALLOWED).
   app.use('/graphql', authContext(deps, { lenient: true }));
   app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { ctx: c.get('ctx') }));
+  // Any other method (PUT, PATCH, DELETE, ...): 405 in the error envelope, outside GraphQL.
+  app.all('/graphql', (c) => {
+    throw new MethodNotAllowedError(c.req.method, '/graphql', ['GET', 'POST', 'OPTIONS']);
+  });
   // Each channel's request rate is charged in the routers after their credential check (the token
   // endpoint has its own limit); GraphQL by operation cost in its Yoga plugin, graphql-ws
   // operations when they are subscribed.

@@ -73,6 +73,15 @@ export class NotFoundError extends AppError {
   }
 }
 
+/** A method the path does not serve (PUT, PATCH, DELETE on /graphql); Allow names those it does. */
+export class MethodNotAllowedError extends AppError {
+  constructor(method: string, path: string, allowed: readonly string[]) {
+    super(405, 'METHOD_NOT_ALLOWED', `${path} does not answer ${method}; use ${allowed.join(', ')}`, { allowed: [...allowed] }, {
+      Allow: allowed.join(', '),
+    });
+  }
+}
+
 export class ConflictError extends AppError {
   constructor(code: string, message: string, details: ErrorDetails = null) {
     super(409, code, message, details);
