@@ -690,24 +690,7 @@ interface KnownDefect {
 }
 
 const KNOWN_DEFECTS: KnownDefect[] = [
-  {
-    id: 'channel-profile-text',
-    cause:
-      'src/services/channels.ts channelRules (name, company, bank_account.*) accept U+0000, which PostgreSQL text cannot hold, and ' +
-      'lone surrogates, two of which in a row the embedded database (PGlite 0.5.16) refuses ("invalid byte sequence for encoding UTF8"): ' +
-      'the UPDATE fails and PUT /channels/me (and GraphQL updateChannel) answer 500 INTERNAL_ERROR instead of 400 VALIDATION_ERROR ' +
-      '(src/services/text.ts storableText is the rule the booking and webhook fields now use)',
-    matches: (o, c, answer) =>
-      o.name === 'v1 PUT /channels/me' &&
-      answer.status === 500 &&
-      answer.body?.error?.code === 'INTERNAL_ERROR' &&
-      c.body !== undefined &&
-      UNSTORABLE_ESCAPE.test(bodyText(c.body)),
-  },
 ];
-
-/** A NUL or a surrogate, as JSON text escapes them. */
-const UNSTORABLE_ESCAPE = /\\u0000|\\ud[89a-f][0-9a-f]{2}/i;
 
 const defectsSeen = new Map<string, number>();
 
@@ -994,8 +977,8 @@ describe('regressions found by the fuzz', () => {
 
 // ---- known defects (see KNOWN_DEFECTS): each fails until it is fixed ----
 
-describe('known defects, outside this change (it.fails: each passes while the defect is there)', () => {
-  it.fails('channel-profile-text: PUT /channels/me with a NUL in name is 400 VALIDATION_ERROR', async () => {
+describe('defects the fuzz found, fixed since (each asserts the right answer)', () => {
+  it('channel-profile-text: PUT /channels/me with a NUL in name is 400 VALIDATION_ERROR', async () => {
     const answer = await send('/channel/v1/channels/me', {
       method: 'PUT',
       headers: { ...apiKey(owner), 'content-type': 'application/json' },
@@ -1004,7 +987,7 @@ describe('known defects, outside this change (it.fails: each passes while the de
     expect({ status: answer.status, code: answer.body?.error?.code }).toEqual({ status: 400, code: 'VALIDATION_ERROR' });
   });
 
-  it.fails('channel-profile-text: PUT /channels/me with lone surrogates in company is 400 VALIDATION_ERROR (a 500 on PGlite, stored as U+FFFD on PostgreSQL)', async () => {
+  it('channel-profile-text: PUT /channels/me with lone surrogates in company is 400 VALIDATION_ERROR (a 500 on PGlite, stored as U+FFFD on PostgreSQL)', async () => {
     const answer = await send('/channel/v1/channels/me', {
       method: 'PUT',
       headers: { ...apiKey(owner), 'content-type': 'application/json' },

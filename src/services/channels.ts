@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Channel, PrismaClient } from '../generated/prisma/client.js';
 import { NotFoundError } from './errors.js';
 import { currencySchema, type Currency } from './money.js';
+import { storableText } from './text.js';
 
 /** The channel profile a partner sees (spec §4.2); the account number is always masked. */
 export interface ChannelProfile {
@@ -42,16 +43,16 @@ export interface ChannelUpdate {
  * their request schemas from these so both refuse the same values.
  */
 export const channelRules = {
-  name: z.string().trim().min(1, 'must not be empty').max(200),
-  company: z.string().trim().max(200).nullable(),
+  name: storableText(z.string().trim().min(1, 'must not be empty').max(200)),
+  company: storableText(z.string().trim().max(200)).nullable(),
   defaultCurrency: currencySchema,
-  bankName: z.string().trim().min(1, 'must not be empty').max(100),
+  bankName: storableText(z.string().trim().min(1, 'must not be empty').max(100)),
   bankCode: z.string().trim().regex(/^[0-9A-Z]{2,11}$/, 'a bank code of 2 to 11 digits or capital letters'),
   accountNumber: z
     .string()
     .trim()
     .regex(/^[0-9][0-9-]{4,28}[0-9]$/, 'digits, optionally separated by dashes (6 to 30 characters)'),
-  accountHolder: z.string().trim().min(1, 'must not be empty').max(100),
+  accountHolder: storableText(z.string().trim().min(1, 'must not be empty').max(100)),
 };
 
 export function maskAccountNumber(accountNumber: string): string {
