@@ -130,6 +130,18 @@ describe('IP allow lists', () => {
       ip: '203.0.113.7',
     });
     const { access_token } = (await issued.json()) as { access_token: string };
+    // The token endpoint itself refuses the client from outside the list (OAuth form), after its secret.
+    const tokenRequest = (ip: string, secret = creds.client_secret) =>
+      t.request('/channel/v1/oauth/token', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ grant_type: 'client_credentials', client_id: creds.client_id, client_secret: secret }),
+        ip,
+      });
+    const outside = await tokenRequest('192.0.2.77');
+    expect(outside.status).toBe(403);
+    expect(await outside.json()).toEqual({ error: 'access_denied', error_description: 'Requests of this app are not accepted from 192.0.2.77' });
+    expect((await tokenRequest('192.0.2.78', 'wrong')).status).toBe(401);
     const bearer = { authorization: `Bearer ${access_token}` };
     expect((await t.request(ME, { headers: bearer, ip: '203.0.113.7' })).status).toBe(200);
     const refused = await t.request(ME, { headers: bearer, ip: '192.0.2.1' });

@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import type { AppDeps } from '../../src/context.js';
 import { issueAccessToken, OAuthError, type TokenRequest } from '../../src/services/oauth.js';
 import { SCOPES } from '../../src/services/scopes.js';
-import { oauthErrorResponse } from '../envelope.js';
+import { ErrorEnvelope, oauthErrorResponse } from '../envelope.js';
 import type { HttpEnv } from '../http.js';
 
 /**
@@ -24,7 +24,7 @@ export function tokenRoute(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
           'Retry-After': String(limit.resetSeconds),
         });
       }
-      const token = await issueAccessToken(deps.db.prisma, await readTokenRequest(c));
+      const token = await issueAccessToken(deps.db.prisma, await readTokenRequest(c), new Date(), c.get('clientIp'));
       return c.json(token, 200);
     } catch (error) {
       return oauthErrorResponse(c, error);
@@ -56,6 +56,15 @@ export function tokenRoute(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
       },
       400: { description: 'invalid_request, unsupported_grant_type or invalid_scope', content: oauthError },
       401: { description: 'invalid_client: wrong credentials or suspended app', content: oauthError },
+      403: {
+        description:
+          "access_denied (OAuth form): the client calls from outside its app's IP allow list; HTTPS_REQUIRED (error envelope): plain HTTP where HTTPS is required",
+        content: {
+          'application/json': {
+            schema: z.union([oauthError['application/json'].schema, ErrorEnvelope]),
+          },
+        },
+      },
       429: { description: 'rate_limit_exceeded, with Retry-After', content: oauthError },
       500: { description: 'server_error: a fault of the service', content: oauthError },
     },
@@ -84,7 +93,7 @@ const oauthError = {
   'application/json': {
     schema: z
       .object({
-        error: z.enum(['invalid_request', 'unsupported_grant_type', 'invalid_client', 'invalid_scope', 'rate_limit_exceeded', 'server_error']),
+        error: z.enum(['invalid_request', 'unsupported_grant_type', 'invalid_client', 'invalid_scope', 'access_denied', 'rate_limit_exceeded', 'server_error']),
         error_description: z.string().optional(),
       })
       .openapi('OAuthError'),

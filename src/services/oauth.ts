@@ -1,4 +1,5 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { isAllowedAddress } from './auth.js';
 import { AppError } from './errors.js';
 import { isScope, sortScopes, type Scope } from './scopes.js';
 import { digest, matchesDigest, newSecret, PREFIX } from './secrets.js';
@@ -11,6 +12,7 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_client'
   | 'invalid_scope'
+  | 'access_denied'
   | 'rate_limit_exceeded';
 
 const STATUS: Record<OAuthErrorCode, number> = {
@@ -18,6 +20,8 @@ const STATUS: Record<OAuthErrorCode, number> = {
   unsupported_grant_type: 400,
   invalid_client: 401,
   invalid_scope: 400,
+  // The client is right but calls from outside its app's IP allow list.
+  access_denied: 403,
   rate_limit_exceeded: 429,
 };
 
@@ -50,6 +54,7 @@ export async function issueAccessToken(
   prisma: PrismaClient,
   request: TokenRequest,
   now = new Date(),
+  clientIp?: string,
 ): Promise<TokenResponse> {
   const grantType = request.grant_type;
   if (grantType === undefined || grantType === '') {
@@ -74,6 +79,10 @@ export async function issueAccessToken(
   const secretMatches = matchesDigest(clientSecret, app?.clientSecretHash ?? UNKNOWN_CLIENT_DIGEST);
   if (!app || !secretMatches) throw new OAuthError('invalid_client', 'Client authentication failed');
   if (app.status !== 'active') throw new OAuthError('invalid_client', 'The app is suspended');
+  // Checked after the secret, so the answer says nothing about a client the caller cannot prove.
+  if (!isAllowedAddress(app, clientIp)) {
+    throw new OAuthError('access_denied', `Requests of this app are not accepted from ${clientIp ?? 'this address'}`);
+  }
 
   const granted = grantedScopes(app.scopes, scope);
   const accessToken = newSecret(PREFIX.accessToken);
