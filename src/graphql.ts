@@ -4,7 +4,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { GraphQLError, parse, validate, type ValidationRule } from 'graphql';
-import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createGraphQLError, createYoga, isAsyncIterable, isPromise, processRegularResult, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.js';
 import type { AppDeps, RequestContext } from './context.js';
 import { useRateLimit } from './graphqlRateLimit.js';
@@ -68,7 +68,13 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQL
       error: (...args) => logger.error(args.length === 1 ? args[0] : args),
     },
     maskedErrors: { maskError },
+    // No field takes a file: a multipart/form-data POST is an unsupported media type (415).
+    multipart: false,
     plugins: [
+      // HTTP-level refusals with a GraphQL error body and a code (415, 406, malformed parameters).
+      httpRequestErrors(),
+      // Variable values that fail coercion: request errors with a code (400).
+      variableRequestErrors(),
       EnvelopArmorPlugin(armorConfig(settings)),
       costLimit(settings.maxCost),
       csrfPrevention(),
@@ -171,6 +177,125 @@ function costLimit(limit: number): Plugin {
           });
         }
       };
+    },
+  };
+}
+
+/**
+ * Request errors graphql-js reports while starting an execution (execute or subscribe returns
+ * `{ errors }` without `data`): a variable value that fails coercion (wrong type, invalid enum
+ * value, a bad DateTime or Money, a missing or null required variable) is BAD_USER_INPUT, an
+ * operation that cannot be chosen (several without operationName, an unknown name) BAD_REQUEST.
+ * Marked as Yoga marks validation errors: HTTP 400 with application/graphql-response+json, 200
+ * with plain application/json. Rebuilt without originalError, so maskError keeps the message
+ * (which names the variable) rather than unwrapping it to the scalar's bare reason.
+ */
+function variableRequestErrors(): Plugin {
+  type Result = { data?: unknown; errors?: readonly GraphQLError[] };
+  const mark = <T>(result: T): T => {
+    if (!result || typeof result !== 'object' || isAsyncIterable(result)) return result;
+    const r = result as Result;
+    if ('data' in r || !r.errors?.length) return result;
+    return {
+      ...r,
+      errors: r.errors.map(
+        (error) =>
+          new GraphQLError(error.message, {
+            nodes: error.nodes,
+            extensions: {
+              ...error.extensions,
+              code: error.extensions?.code ?? (error.message.startsWith('Variable "$') ? 'BAD_USER_INPUT' : 'BAD_REQUEST'),
+              http: { spec: true, status: 400 },
+            },
+          }),
+      ),
+    } as T;
+  };
+  return {
+    onExecute({ executeFn, setExecuteFn }) {
+      setExecuteFn(async (args) => mark(await executeFn(args)));
+    },
+    onSubscribe({ subscribeFn, setSubscribeFn }) {
+      setSubscribeFn(async (args) => mark(await subscribeFn(args)));
+    },
+  };
+}
+
+const JSON_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'] as const;
+
+/**
+ * The JSON media type Yoga would answer in for this Accept header (the first entry that admits
+ * one; a wildcard means application/json), or null when it admits none. As Yoga reads it:
+ * parameters dropped, an entry with a charset other than utf-8 skipped, no header is any.
+ */
+function acceptedJsonType(request: Request): (typeof JSON_MEDIA_TYPES)[number] | null {
+  const entries = (request.headers.get('accept') || '*/*').replace(/\s/g, '').toLowerCase().split(',');
+  for (const entry of entries) {
+    const [type = '', ...params] = entry.split(';');
+    const charset = params.find((p) => p.includes('charset='));
+    if (charset !== undefined && charset !== 'charset=utf-8') continue;
+    if (type === JSON_MEDIA_TYPES[0]) return JSON_MEDIA_TYPES[0];
+    const [pre, suf] = type.split('/');
+    if ((pre === '*' || pre === 'application') && (suf === '*' || suf === 'json')) return 'application/json';
+  }
+  return null;
+}
+
+/**
+ * Refusals Yoga makes at the HTTP level, given a GraphQL error body with a code (Yoga answers the
+ * first two with an empty body, and the third as a masked SyntaxError, INTERNAL_ERROR with 200):
+ * - a POST in a media type no parser reads (text/plain, multipart/form-data, none): 415
+ *   UNSUPPORTED_MEDIA_TYPE;
+ * - a GET, or a form POST, whose `variables` or `extensions` parameter is not JSON: 400 BAD_REQUEST;
+ * - a subscription from a client accepting JSON only (a subscription is an event stream): 406
+ *   NOT_ACCEPTABLE. An Accept that admits no JSON keeps the empty 406: nothing it reads can say why.
+ */
+function httpRequestErrors(): Plugin {
+  const malformed = () =>
+    createGraphQLError('The `variables` and `extensions` parameters must be JSON objects', {
+      extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+    });
+  return {
+    onRequestParse({ request, requestParser, setRequestParser }) {
+      if (!requestParser) {
+        // Thrown when Yoga parses, after its method check (405 for a method it does not serve).
+        setRequestParser(() => {
+          const type = request.headers.get('content-type');
+          throw createGraphQLError(
+            `${type ? `The media type ${type.split(';')[0]!.trim()} is not supported` : 'The request has no content type'}: send a POST as application/json (or a GET with query parameters)`,
+            { extensions: { code: 'UNSUPPORTED_MEDIA_TYPE', http: { status: 415 } } },
+          );
+        });
+        return;
+      }
+      const parse = requestParser;
+      // Yoga's query-string parser (GET, application/x-www-form-urlencoded) throws JSON.parse's SyntaxError.
+      const refuse = (error: unknown): never => {
+        throw error instanceof SyntaxError ? malformed() : error;
+      };
+      setRequestParser((req) => {
+        try {
+          const parsed = parse(req);
+          return isPromise(parsed) ? parsed.catch(refuse) : parsed;
+        } catch (error) {
+          return refuse(error);
+        }
+      });
+    },
+    onResultProcess({ request, result, resultProcessor, setResult, setResultProcessor }) {
+      if (resultProcessor) return;
+      const type = acceptedJsonType(request);
+      if (!type) return;
+      // Only an event stream can carry what ran (a subscription); end it, as nobody will read it.
+      if (isAsyncIterable(result)) void result[Symbol.asyncIterator]().return?.();
+      setResult({
+        errors: [
+          createGraphQLError('A subscription is answered as an event stream: send Accept: text/event-stream, or subscribe over graphql-ws', {
+            extensions: { code: 'NOT_ACCEPTABLE', http: { status: 406 } },
+          }),
+        ],
+      });
+      setResultProcessor(processRegularResult, type);
     },
   };
 }

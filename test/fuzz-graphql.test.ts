@@ -583,15 +583,6 @@ const codeless = (answer: Answer) => Array.isArray(answer.body?.errors) && answe
 
 const KNOWN_DEFECTS: KnownDefect[] = [
   {
-    id: 'variable-coercion-errors',
-    cause:
-      'src/graphql.ts: variable values that fail coercion (wrong type, invalid enum, a bad DateTime or Money, a missing required ' +
-      'variable) come back without extensions.code and, for a value, with HTTP 200 and no data under ' +
-      'application/graphql-response+json (GraphQL over HTTP: no data means 4xx). graphql-js raises them while executing, ' +
-      'Yoga marks only validation errors (useHTTPValidationError), and maskError unwraps the coercion error to its bare cause',
-    matches: (request, answer) => request.variables && !('data' in (answer.body ?? {})) && codeless(answer) && (answer.status === 200 || answer.status === 400),
-  },
-  {
     id: 'channel-profile-text',
     cause:
       'src/services/channels.ts channelRules accept U+0000, which PostgreSQL text cannot hold, and lone surrogates, two of which in a ' +
@@ -602,37 +593,6 @@ const KNOWN_DEFECTS: KnownDefect[] = [
       /\\u0000|\\ud[89a-f][0-9a-f]{2}/i.test(request.sent) &&
       answer.body?.errors?.length > 0 &&
       answer.body.errors.every((e: Json) => e.extensions?.code === 'INTERNAL_ERROR' && e.path?.[0] === 'updateChannel'),
-  },
-  {
-    id: 'query-string-malformed-variables',
-    cause:
-      'src/graphql.ts: a GET, or a POST as application/x-www-form-urlencoded, whose `variables` (or `extensions`) parameter is not ' +
-      "JSON: Yoga's parser throws a SyntaxError, which maskError turns into INTERNAL_ERROR with HTTP 200 (a client error, not a fault)",
-    matches: (request, answer) =>
-      (request.method === 'GET' || (request.contentType ?? '').startsWith('application/x-www-form-urlencoded')) &&
-      answer.body?.errors?.length === 1 &&
-      answer.body.errors[0].extensions?.code === 'INTERNAL_ERROR' &&
-      !('data' in answer.body),
-  },
-  {
-    id: 'multipart-request-errors',
-    cause:
-      'src/graphql.ts: Yoga parses multipart/form-data (file uploads, which no field takes); a missing or non-JSON `operations` ' +
-      'or `map` field is answered with an error without extensions.code, and a `map` that is an array or maps to a non-list ' +
-      'with INTERNAL_ERROR (a TypeError masked); both with HTTP 200 and no data',
-    matches: (request, answer) =>
-      (request.contentType ?? '').startsWith('multipart/form-data') &&
-      answer.status === 200 &&
-      !('data' in (answer.body ?? {})) &&
-      answer.body?.errors?.length > 0 &&
-      answer.body.errors.every((e: Json) => e.extensions?.code === undefined || e.extensions.code === 'INTERNAL_ERROR'),
-  },
-  {
-    id: 'empty-406-415',
-    cause:
-      'src/graphql.ts: Yoga answers an unsupported content type (415), and a subscription POSTed by a client that accepts JSON (406), ' +
-      'with an empty body: no error, no code (the REST routes answer 415 in the envelope)',
-    matches: (request, answer) => (answer.status === 415 || (answer.status === 406 && acceptsJson(request.accept))) && answer.text === '',
   },
 ];
 
@@ -849,9 +809,28 @@ describe('known defects, outside this change (it.fails: each passes while the de
   const post = (body: string, headers: Record<string, string> = {}) =>
     send('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', accept: GRAPHQL_RESPONSE, ...apiKey(owner), ...headers }, body });
 
-  it.fails('variable-coercion-errors: a variable of the wrong type is a 400 request error with a code', async () => {
+  it('variable-coercion-errors: a variable of the wrong type is a 400 request error with BAD_USER_INPUT', async () => {
     const answer = await post(JSON.stringify({ query: 'query ($id: ID!) { booking(id: $id) { id } }', variables: { id: { a: 1 } } }));
-    expect({ status: answer.status, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({ status: 400, code: expect.any(String) });
+    expect({ status: answer.status, data: 'data' in answer.body, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({ status: 400, data: false, code: 'BAD_USER_INPUT' });
+    expect(answer.body.errors[0].message).toMatch(/^Variable "\$id" got invalid value/);
+  });
+
+  it('variable-coercion-errors: a missing or null required variable and an invalid enum value are BAD_USER_INPUT too', async () => {
+    for (const body of [
+      { query: 'query ($id: ID!) { booking(id: $id) { id } }', variables: {} },
+      { query: 'query ($id: ID!) { booking(id: $id) { id } }' },
+      { query: 'query ($id: ID!) { booking(id: $id) { id } }', variables: { id: null } },
+      { query: 'query ($s: BookingStatus) { bookings(filter: { status: $s }) { __typename } }', variables: { s: 'NOPE' } },
+      { query: 'subscription ($t: [BookingEventType!]) { bookingEvents(types: $t) { __typename } }', variables: { t: ['NOPE'] } },
+    ]) {
+      const answer = await post(JSON.stringify(body));
+      expect({ body, status: answer.status, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({ body, status: 400, code: 'BAD_USER_INPUT' });
+    }
+  });
+
+  it('variable-coercion-errors: with plain application/json the request error keeps 200, as validation errors do', async () => {
+    const answer = await post(JSON.stringify({ query: 'query ($id: ID!) { booking(id: $id) { id } }', variables: { id: 1.5 } }), { accept: 'application/json' });
+    expect({ status: answer.status, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({ status: 200, code: 'BAD_USER_INPUT' });
   });
 
   it.fails('channel-profile-text: updateChannel with a NUL in the name is a VALIDATION_ERROR', async () => {
@@ -859,37 +838,53 @@ describe('known defects, outside this change (it.fails: each passes while the de
     expect(answer.body?.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
   });
 
-  it.fails('query-string-malformed-variables: a GET with variables that are not JSON is a 400 with a code other than INTERNAL_ERROR', async () => {
+  it('query-string-malformed-variables: a GET with variables that are not JSON is a 400 BAD_REQUEST', async () => {
     const answer = await send(`/graphql?query=${encodeURIComponent('{ channel { name } }')}&variables=%7B`, { headers: { accept: GRAPHQL_RESPONSE, ...apiKey(owner) } });
-    expect({ status: answer.status, internal: answer.body?.errors?.[0]?.extensions?.code === 'INTERNAL_ERROR' }).toEqual({ status: 400, internal: false });
+    expect({ status: answer.status, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({ status: 400, code: 'BAD_REQUEST' });
   });
 
-  it.fails('query-string-malformed-variables: a form POST with variables that are not JSON is a 400 with a code other than INTERNAL_ERROR', async () => {
+  it('query-string-malformed-variables: a form POST with variables that are not JSON is a 400 BAD_REQUEST', async () => {
     const answer = await send('/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: GRAPHQL_RESPONSE, ...apiKey(owner) },
       body: `query=${encodeURIComponent('{ channel { name } }')}&variables=%5B`,
     });
-    expect({ status: answer.status, internal: answer.body?.errors?.[0]?.extensions?.code === 'INTERNAL_ERROR' }).toEqual({ status: 400, internal: false });
+    expect({ status: answer.status, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({ status: 400, code: 'BAD_REQUEST' });
   });
 
   const multipart = (body: string) =>
     send('/graphql', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b', accept: GRAPHQL_RESPONSE, ...apiKey(owner) }, body });
   const part = (name: string, value: string) => `--b\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
 
-  it.fails('multipart-request-errors: a multipart POST without operations is a 400 with a code', async () => {
-    const answer = await multipart('--b--\r\n');
-    expect({ status: answer.status, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({ status: 400, code: expect.any(String) });
+  it('multipart-request-errors: multipart/form-data is not read (no field takes a file): 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    for (const body of ['--b--\r\n', `${part('operations', '{"query":"{ channel { name } }"}')}${part('map', '[1]')}--b--\r\n`]) {
+      const answer = await multipart(body);
+      expect({ status: answer.status, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+    }
   });
 
-  it.fails('multipart-request-errors: a multipart POST whose map is an array is a 400, not INTERNAL_ERROR', async () => {
-    const answer = await multipart(`${part('operations', '{"query":"{ channel { name } }"}')}${part('map', '[1]')}--b--\r\n`);
-    expect({ status: answer.status, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({ status: 400, code: 'BAD_REQUEST' });
+  it('empty-406-415: a body in text/plain, or with no content type, is a 415 that says why, with a code', async () => {
+    for (const headers of [{ 'content-type': 'text/plain' }, {}] as Record<string, string>[]) {
+      const answer = await send('/graphql', { method: 'POST', headers: { ...headers, accept: GRAPHQL_RESPONSE, ...apiKey(owner) }, body: '{ channel { name } }' });
+      expect({ headers, status: answer.status, type: answer.contentType, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({
+        headers,
+        status: 415,
+        type: expect.stringContaining(GRAPHQL_RESPONSE),
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+      });
+    }
   });
 
-  it.fails('empty-406-415: a body in text/plain is a 415 that says why, with a code', async () => {
-    const answer = await send('/graphql', { method: 'POST', headers: { 'content-type': 'text/plain', accept: GRAPHQL_RESPONSE, ...apiKey(owner) }, body: '{ channel { name } }' });
-    expect({ status: answer.status, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({ status: 415, code: expect.any(String) });
+  it('empty-406-415: a subscription POSTed accepting JSON only is a 406 NOT_ACCEPTABLE; an Accept admitting no JSON keeps the empty 406', async () => {
+    const document = JSON.stringify({ query: 'subscription { bookingEvents { __typename } }' });
+    const answer = await post(document, { accept: 'application/json' });
+    expect({ status: answer.status, type: answer.contentType, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({
+      status: 406,
+      type: expect.stringContaining('application/json'),
+      code: 'NOT_ACCEPTABLE',
+    });
+    const csv = await post(JSON.stringify({ query: '{ channel { name } }' }), { accept: 'text/csv' });
+    expect({ status: csv.status, text: csv.text }).toEqual({ status: 406, text: '' });
   });
 
   it('graphql-other-methods: PUT /graphql is 405 Method Not Allowed, with Allow, in the error envelope', async () => {
