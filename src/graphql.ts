@@ -188,28 +188,22 @@ function costLimit(limit: number): Plugin {
  * operation that cannot be chosen (several without operationName, an unknown name) BAD_REQUEST.
  * Marked as Yoga marks validation errors: HTTP 400 with application/graphql-response+json, 200
  * with plain application/json. Rebuilt without originalError, so maskError keeps the message
- * (which names the variable) rather than unwrapping it to the scalar's bare reason.
+ * (which names the variable) rather than unwrapping it to the scalar's bare reason. Errors with a
+ * path (a subscription resolver refusing before its stream starts) are left to maskError.
  */
 function variableRequestErrors(): Plugin {
   type Result = { data?: unknown; errors?: readonly GraphQLError[] };
+  const requestError = (error: GraphQLError): GraphQLError => {
+    // An error with a path is a resolver's (a subscription's source refused: UNAUTHORIZED, ...): maskError decides it.
+    if (error.path !== undefined) return error;
+    const code = error.extensions?.code ?? (error.message.startsWith('Variable "$') ? 'BAD_USER_INPUT' : 'BAD_REQUEST');
+    return new GraphQLError(error.message, { nodes: error.nodes, extensions: { ...error.extensions, code, http: { spec: true, status: 400 } } });
+  };
   const mark = <T>(result: T): T => {
     if (!result || typeof result !== 'object' || isAsyncIterable(result)) return result;
     const r = result as Result;
     if ('data' in r || !r.errors?.length) return result;
-    return {
-      ...r,
-      errors: r.errors.map(
-        (error) =>
-          new GraphQLError(error.message, {
-            nodes: error.nodes,
-            extensions: {
-              ...error.extensions,
-              code: error.extensions?.code ?? (error.message.startsWith('Variable "$') ? 'BAD_USER_INPUT' : 'BAD_REQUEST'),
-              http: { spec: true, status: 400 },
-            },
-          }),
-      ),
-    } as T;
+    return { ...r, errors: r.errors.map(requestError) } as T;
   };
   return {
     onExecute({ executeFn, setExecuteFn }) {
