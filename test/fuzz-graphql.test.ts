@@ -576,8 +576,20 @@ interface KnownDefect {
   matches(request: Request, answer: Answer): boolean;
 }
 
-/** Whether an Accept header admits a JSON answer (no header admits anything). */
-const acceptsJson = (accept: string | undefined) => accept === undefined || /json|\*\/\*/i.test(accept);
+/**
+ * Whether an Accept header admits a JSON answer, read as Yoga reads it (no header, or an empty one,
+ * admits anything; parameters dropped; an entry with a charset other than utf-8 skipped).
+ */
+const acceptsJson = (accept: string | undefined) =>
+  (accept || '*/*')
+    .replace(/\s/g, '')
+    .toLowerCase()
+    .split(',')
+    .some((entry) => {
+      const [type, ...params] = entry.split(';');
+      const charset = params.find((p) => p.includes('charset='));
+      return (charset === undefined || charset === 'charset=utf-8') && ['*/*', 'application/*', 'application/json', 'application/graphql-response+json'].includes(type!);
+    });
 
 const codeless = (answer: Answer) => Array.isArray(answer.body?.errors) && answer.body.errors.length > 0 && answer.body.errors.every((e: Json) => e.extensions?.code === undefined);
 
