@@ -591,21 +591,7 @@ const acceptsJson = (accept: string | undefined) =>
       return (charset === undefined || charset === 'charset=utf-8') && ['*/*', 'application/*', 'application/json', 'application/graphql-response+json'].includes(type!);
     });
 
-const codeless = (answer: Answer) => Array.isArray(answer.body?.errors) && answer.body.errors.length > 0 && answer.body.errors.every((e: Json) => e.extensions?.code === undefined);
-
 const KNOWN_DEFECTS: KnownDefect[] = [
-  {
-    id: 'channel-profile-text',
-    cause:
-      'src/services/channels.ts channelRules accept U+0000, which PostgreSQL text cannot hold, and lone surrogates, two of which in a ' +
-      'row the embedded database (PGlite 0.5.16) refuses: updateChannel fails with INTERNAL_ERROR instead of VALIDATION_ERROR',
-    matches: (request, answer) =>
-      request.field === 'updateChannel' &&
-      answer.status === 200 &&
-      /\\u0000|\\ud[89a-f][0-9a-f]{2}/i.test(request.sent) &&
-      answer.body?.errors?.length > 0 &&
-      answer.body.errors.every((e: Json) => e.extensions?.code === 'INTERNAL_ERROR' && e.path?.[0] === 'updateChannel'),
-  },
 ];
 
 const defectsSeen = new Map<string, number>();
@@ -817,7 +803,7 @@ describe('fuzzing the GraphQL endpoint itself', () => {
 
 // ---- known defects (see KNOWN_DEFECTS): each fails until it is fixed ----
 
-describe('known defects, outside this change (it.fails: each passes while the defect is there)', () => {
+describe('defects the fuzz found, fixed since (each asserts the right answer)', () => {
   const post = (body: string, headers: Record<string, string> = {}) =>
     send('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', accept: GRAPHQL_RESPONSE, ...apiKey(owner), ...headers }, body });
 
@@ -845,7 +831,7 @@ describe('known defects, outside this change (it.fails: each passes while the de
     expect({ status: answer.status, code: answer.body?.errors?.[0]?.extensions?.code }).toEqual({ status: 200, code: 'BAD_USER_INPUT' });
   });
 
-  it.fails('channel-profile-text: updateChannel with a NUL in the name is a VALIDATION_ERROR', async () => {
+  it('channel-profile-text: updateChannel with a NUL in the name is a VALIDATION_ERROR', async () => {
     const answer = await post(JSON.stringify({ query: 'mutation ($i: UpdateChannelInput!) { updateChannel(input: $i) { name } }', variables: { i: { name: 'a\u0000b' } } }));
     expect(answer.body?.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
   });

@@ -96,6 +96,7 @@ function partsOf(doc: Json, schema: Json, value: unknown): Json[] {
       const branch = resolve(doc, b);
       if ((value === null) !== (branch?.type === 'null')) return false;
       if (value === null || typeof value !== 'object') return true;
+      if (!((branch?.required ?? []) as string[]).every((k) => k in (value as object))) return false;
       return Object.entries<Json>(branch?.properties ?? {}).every(([k, p]) => {
         const fixed = p?.const !== undefined ? [p.const] : Array.isArray(p?.enum) && p.enum.length === 1 ? p.enum : null;
         return fixed === null || fixed.includes((value as Record<string, unknown>)[k]);

@@ -61,7 +61,7 @@ export function tokenRoute(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
           "access_denied (OAuth form): the client calls from outside its app's IP allow list; HTTPS_REQUIRED (error envelope): plain HTTP where HTTPS is required",
         content: {
           'application/json': {
-            schema: z.union([oauthError['application/json'].schema, ErrorEnvelope]),
+            schema: z.union([ErrorEnvelope, oauthError['application/json'].schema]),
           },
         },
       },
