@@ -1,3 +1,4 @@
+import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { principalOf } from '../src/context.js';
@@ -5,6 +6,11 @@ import { requestLeaseMs } from '../src/services/bookings.js';
 import { claim, fingerprintOf, settle } from '../src/services/idempotency.js';
 import { meta } from './envelope.js';
 import type { HttpEnv } from './http.js';
+
+/** The Idempotency-Key header as the routes that take one (with idempotency()) document it. */
+export const idempotencyHeader = z.object({
+  'idempotency-key': z.string().optional().openapi({ description: 'Repeat a request safely: the first response is given again for 24 hours' }),
+});
 
 /**
  * The `Idempotency-Key` header on a REST route (DECISIONS.md). Runs after the credential and

@@ -16,8 +16,9 @@ import { NotImplementedError } from '../../src/services/errors.js';
 import { amountToNumber } from '../../src/services/money.js';
 import { dataEnvelope, errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
-import { idempotency } from '../idempotency.js';
+import { idempotency, idempotencyHeader } from '../idempotency.js';
 import { intParam } from '../params.js';
+import { BAD_ID } from './reservationParams.js';
 import { CancellationPolicyWire, Pagination, paginationToWire } from './search.js';
 
 /**
@@ -103,7 +104,6 @@ const UpdateBookingWire = z
   .openapi('UpdateBooking');
 
 /** The error responses of a booking path id, shared by the by-id routes. */
-const BAD_ID = [400, 'VALIDATION_ERROR: the id is longer than 64 characters'] as const;
 const NO_BOOKING = [404, "NOT_FOUND: no booking of this channel has this id (another channel's booking is 404 too)"] as const;
 
 const BookingId = z.object({ id: z.string().min(1).max(64).openapi({ description: 'Booking id (uuid)' }) });
@@ -140,10 +140,6 @@ const CancelWire = z
     currency: z.string(),
   })
   .openapi('CancellationResult');
-
-const idempotencyHeader = z.object({
-  'idempotency-key': z.string().optional().openapi({ description: 'Repeat a request safely: the first response is given again for 24 hours' }),
-});
 
 const createRoute = scopedRoute('reservations:write', {
   method: 'post',

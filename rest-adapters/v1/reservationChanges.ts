@@ -4,9 +4,9 @@ import { amountToNumber } from '../../src/services/money.js';
 import { modifyBookingDates, modifyDatesRules, type DatesChange } from '../../src/services/modifyDates.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
-import { idempotency } from '../idempotency.js';
+import { idempotency, idempotencyHeader } from '../idempotency.js';
 import { BookingRecordWire, FeeWire, feeToWire } from './bookings.js';
-import { BAD_ID, idempotencyHeader, money, NO_RESERVATION, ReservationId } from './reservationParams.js';
+import { BAD_ID, money, NO_RESERVATION, ReservationId } from './reservationParams.js';
 import { CancellationPolicyWire, PricingWire, pricingToWire } from './search.js';
 
 /**

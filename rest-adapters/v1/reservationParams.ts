@@ -22,10 +22,5 @@ export const BAD_ID_REASON = 'the id is longer than 64 characters';
 export const BAD_ID = [400, `VALIDATION_ERROR: ${BAD_ID_REASON}`] as const;
 export const NO_RESERVATION = [404, "NOT_FOUND: no reservation (or booking) of this channel has this id (another channel's is 404 too)"] as const;
 
-/** The Idempotency-Key header of the routes that take one (with the idempotency() middleware). */
-export const idempotencyHeader = z.object({
-  'idempotency-key': z.string().optional().openapi({ description: 'Repeat a request safely: the first response is given again for 24 hours' }),
-});
-
 /** An amount on the wire: a whole number of the currency's smallest unit. */
 export const money = (description: string) => z.number().int().openapi({ description });

@@ -11,8 +11,8 @@ import {
 } from '../../src/services/vouchers.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
-import { idempotency } from '../idempotency.js';
-import { BAD_ID_REASON as BAD_ID, idempotencyHeader, NO_RESERVATION, ReservationId } from './reservationParams.js';
+import { idempotency, idempotencyHeader } from '../idempotency.js';
+import { BAD_ID_REASON as BAD_ID, NO_RESERVATION, ReservationId } from './reservationParams.js';
 
 /**
  * Vouchers of the reservation endpoints the guides name (spec §4.7): GET /reservations/{id}/voucher

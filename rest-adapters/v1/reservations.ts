@@ -21,9 +21,9 @@ import {
 import type { RoomOccupancy } from '../../src/upstream/protocol.js';
 import { dataEnvelope, errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
-import { idempotency } from '../idempotency.js';
+import { idempotency, idempotencyHeader } from '../idempotency.js';
 import { intParam } from '../params.js';
-import { BAD_ID, BAD_ID_REASON, idempotencyHeader, money, NO_RESERVATION, ReservationId } from './reservationParams.js';
+import { BAD_ID, BAD_ID_REASON, money, NO_RESERVATION, ReservationId } from './reservationParams.js';
 import { CancellationPolicyWire, Pagination, paginationToWire } from './search.js';
 
 /**

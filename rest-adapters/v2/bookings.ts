@@ -4,7 +4,7 @@ import { ValidationError } from '../../src/services/errors.js';
 import { v2Cancel, v2CreateBooking, v2Retrieve } from '../../src/services/v2Bookings.js';
 import { v2ErrorResponses } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
-import { idempotency } from '../idempotency.js';
+import { idempotency, idempotencyHeader } from '../idempotency.js';
 import { CancelPenaltyWire, LinkWire } from './offers.js';
 
 /** v2 steps 3 and 4 (spec §4.6): book from book links, retrieve and cancel through links. */
@@ -58,11 +58,6 @@ const RetrieveWire = z
     links: z.object({ cancel: LinkWire.optional().openapi({ description: 'Absent once nothing can be cancelled' }) }),
   })
   .openapi('V2Itinerary');
-
-/** Both writing steps take an Idempotency-Key, as v1 does (DECISIONS.md "v2", step 3). */
-const idempotencyHeader = z.object({
-  'idempotency-key': z.string().optional().openapi({ description: 'Repeat a request safely: the first response is given again for 24 hours' }),
-});
 
 const createRoute = scopedRoute(
   'reservations:write',

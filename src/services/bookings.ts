@@ -268,7 +268,7 @@ export function dateOnly(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-function dateValue(date: string): Date {
+export function dateValue(date: string): Date {
   return new Date(`${date}T00:00:00.000Z`);
 }
 
@@ -312,7 +312,7 @@ export async function recordEvents(tx: Prisma.TransactionClient, booking: Bookin
   });
 }
 
-function transact<T>(deps: AppDeps, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+export function transact<T>(deps: AppDeps, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
   return deps.db.prisma.$transaction(fn, TRANSACTION_OPTIONS);
 }
 

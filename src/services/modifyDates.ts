@@ -5,7 +5,7 @@ import { TRANSACTION_OPTIONS } from '../db/client.js';
 import { Prisma, type Booking, type BookingModification } from '../generated/prisma/client.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';
 import type { BookingStatus } from './bookingStates.js';
-import { bookingRules, dateOnly, getBooking, recordEvents, requestLeaseMs, SoldOutError, PriceChangedError } from './bookings.js';
+import { bookingRules, dateOnly, dateValue, getBooking, recordEvents, requestLeaseMs, SoldOutError, PriceChangedError, transact } from './bookings.js';
 import { freeCancellationBefore } from './cancellation.js';
 import { ConflictError, UpstreamError, ValidationError } from './errors.js';
 import { post } from './ledger.js';
@@ -244,16 +244,6 @@ async function quoteChange(ctx: RequestContext, booking: Booking, input: ModifyD
     freeChangeBefore: freeChangeBefore(booking),
     modificationId: null,
   };
-}
-
-// Copies of bookings.ts's private `transact` and `dateValue`: to be imported once bookings.ts
-// exports them.
-function transact<T>(deps: AppDeps, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
-  return deps.db.prisma.$transaction(fn, TRANSACTION_OPTIONS);
-}
-
-function dateValue(date: string): Date {
-  return new Date(`${date}T00:00:00.000Z`);
 }
 
 /** The stay the booking had when the change was quoted: the change applies only to that. */
