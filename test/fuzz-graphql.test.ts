@@ -57,8 +57,7 @@ import { apiKey, startTestService } from './helpers/service.js';
  * - nothing a partner can change changed, unless a mutation succeeded (data, no error, and not a
  *   DomainError result); no prototype in this process (the service runs in it) got polluted.
  *
- * Defects found here whose fix lies outside this change are listed in KNOWN_DEFECTS, each matched
- * narrowly and each with an `it.fails` test that turns red once it is fixed. Subscriptions are not
+ * Defects it found have tests of their own at the end, asserting the fixed answer. Subscriptions are not
  * fuzzed here (a live one never ends). The outbox dispatcher is off (EVENTS_POLL_INTERVAL_MS=0), so
  * a snapshot after a response shows only what the request did.
  */
@@ -566,17 +565,6 @@ interface Request {
 }
 
 /**
- * Each is matched narrowly, so everything else about such a request is still checked (that it
- * changed nothing); each has a test under "known defects" asserting the right answer, marked
- * `it.fails`, which fails once the defect is fixed (and the entry then goes).
- */
-interface KnownDefect {
-  id: string;
-  cause: string;
-  matches(request: Request, answer: Answer): boolean;
-}
-
-/**
  * Whether an Accept header admits a JSON answer, read as Yoga reads it (no header, or an empty one,
  * admits anything; parameters dropped; an entry with a charset other than utf-8 skipped).
  */
@@ -591,22 +579,15 @@ const acceptsJson = (accept: string | undefined) =>
       return (charset === undefined || charset === 'charset=utf-8') && ['*/*', 'application/*', 'application/json', 'application/graphql-response+json'].includes(type!);
     });
 
-const KNOWN_DEFECTS: KnownDefect[] = [
-];
-
-const defectsSeen = new Map<string, number>();
-
 let state: PartnerState;
 
-/** Sends, checks the answer (unless it is a known defect), and checks what changed. */
+/** Sends, checks the answer, and checks what changed. */
 async function check(request: Request, init: RequestInit, path: string, where: string, mayChange: (answer: Answer) => boolean): Promise<void> {
   const answer = await send(path, init);
   // Taken before any check: the next run compares with this state, whatever this one shows.
   const before = state;
   const after = (state = await partnerState(t));
-  const defect = KNOWN_DEFECTS.find((d) => d.matches(request, answer));
-  if (defect) defectsSeen.set(defect.id, (defectsSeen.get(defect.id) ?? 0) + 1);
-  else expectGraphQLAnswer(answer, request.accept, where);
+  expectGraphQLAnswer(answer, request.accept, where);
   if (!mayChange(answer)) expect(stateChanges(before, after), `${where}: answered ${answer.status} ${answer.text.slice(0, 300)} but changed rows`).toEqual({});
   expectNoPrototypePollution();
 }
@@ -801,7 +782,7 @@ describe('fuzzing the GraphQL endpoint itself', () => {
   }, 120_000);
 });
 
-// ---- known defects (see KNOWN_DEFECTS): each fails until it is fixed ----
+// ---- defects the fuzz found, fixed since ----
 
 describe('defects the fuzz found, fixed since (each asserts the right answer)', () => {
   const post = (body: string, headers: Record<string, string> = {}) =>
@@ -890,7 +871,4 @@ describe('defects the fuzz found, fixed since (each asserts the right answer)', 
     expect({ status: answer.status, allow: answer.headers.get('allow'), code: answer.body?.error?.code }).toEqual({ status: 405, allow: 'GET, POST, OPTIONS', code: 'METHOD_NOT_ALLOWED' });
   });
 
-  afterAll(() => {
-    if (defectsSeen.size) console.info(`known defects met by the fuzz: ${JSON.stringify(Object.fromEntries(defectsSeen))}`);
-  });
 });

@@ -45,8 +45,7 @@ import { apiKey, startTestService, uniqueIp } from './helpers/service.js';
  *   was answered with; a booking the provider refused leaves a void, uncharged attempt row;
  * - nothing in this process got a polluted prototype (the service runs in it).
  *
- * Defects found here whose fix lies outside this change are listed in KNOWN_DEFECTS, each matched
- * narrowly and each with an `it.fails` test that turns red once it is fixed. The outbox
+ * Defects it found have tests of their own at the end, asserting the fixed answer. The outbox
  * dispatcher is off (EVENTS_POLL_INTERVAL_MS=0), so nothing changes rows behind a request's back
  * and a snapshot taken after the response is the request's doing.
  */
@@ -675,25 +674,6 @@ function expectStateKept(o: Operation, before: PartnerState, after: PartnerState
   expect(changes, `${where}: answered ${answer.status} ${answer.text.slice(0, 200)} but changed rows`).toEqual({});
 }
 
-// ---- defects found here whose fix lies outside the files of this test's change ----
-
-/**
- * Each is matched narrowly (route, status, code, and the input that causes it), so everything else
- * about such a request is still checked: that it changed nothing, and polluted nothing. Each has
- * a test under "known defects" that asserts the right answer and is marked `it.fails`: it fails
- * once the defect is fixed, and then the entry goes.
- */
-interface KnownDefect {
-  id: string;
-  cause: string;
-  matches(o: Operation, c: RestCase, answer: Answer): boolean;
-}
-
-const KNOWN_DEFECTS: KnownDefect[] = [
-];
-
-const defectsSeen = new Map<string, number>();
-
 let state: PartnerState;
 
 async function send(url: string, init: RequestInit & { ip?: string }): Promise<Answer> {
@@ -718,12 +698,10 @@ async function runCase(o: Operation, c: RestCase): Promise<void> {
   const before = state;
   const after = (state = await partnerState(t));
 
-  const defect = KNOWN_DEFECTS.find((d) => d.matches(o, c, answer));
-  if (defect) defectsSeen.set(defect.id, (defectsSeen.get(defect.id) ?? 0) + 1);
-  else expectDocumentedAnswer(o, answer, where, c.body !== undefined);
+  expectDocumentedAnswer(o, answer, where, c.body !== undefined);
 
   const reasons = mustRefuse(o, c);
-  if (reasons.length && !defect) {
+  if (reasons.length) {
     expect(answer.status >= 400 && answer.status < 500, `${where}: must be refused (${reasons.join(', ')}), got ${answer.status}`).toBe(true);
     if (isOversized(c)) {
       expect({ status: answer.status, code: answer.body?.error?.code, limit: answer.body?.error?.details?.limit_bytes }, where).toEqual({ status: 413, code: 'PAYLOAD_TOO_LARGE', limit: BODY_LIMIT });
@@ -975,7 +953,7 @@ describe('regressions found by the fuzz', () => {
   });
 });
 
-// ---- known defects (see KNOWN_DEFECTS): each fails until it is fixed ----
+// ---- defects the fuzz found, fixed since ----
 
 describe('defects the fuzz found, fixed since (each asserts the right answer)', () => {
   it('channel-profile-text: PUT /channels/me with a NUL in name is 400 VALIDATION_ERROR', async () => {
@@ -996,7 +974,4 @@ describe('defects the fuzz found, fixed since (each asserts the right answer)', 
     expect({ status: answer.status, code: answer.body?.error?.code }).toEqual({ status: 400, code: 'VALIDATION_ERROR' });
   });
 
-  afterAll(() => {
-    if (defectsSeen.size) console.info(`known defects met by the fuzz: ${JSON.stringify(Object.fromEntries(defectsSeen))}`);
-  });
 });
