@@ -86,13 +86,15 @@ export function errorResponse(c: Context<HttpEnv>, error: unknown): Response {
   logFailure(c, error, appError);
   for (const [name, value] of Object.entries(appError.headers)) c.header(name, value);
   c.header('X-Request-Id', c.get('requestId'));
-  return c.json(
-    {
-      error: { code: appError.code, message: appError.message, details: appError.details },
-      meta: meta(c),
-    },
-    appError.status as ContentfulStatusCode,
-  );
+  return c.json(errorBody(appError, c.get('requestId')), appError.status as ContentfulStatusCode);
+}
+
+/** The §2.1 error envelope of an error (also written where there is no Hono context: a refused upgrade). */
+export function errorBody(error: AppError, requestId: string) {
+  return {
+    error: { code: error.code, message: error.message, details: error.details },
+    meta: { request_id: requestId, timestamp: new Date().toISOString() },
+  };
 }
 
 /** The token endpoint's RFC 6749 form: `{ error, error_description }`. */

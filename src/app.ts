@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { serve, type ServerType } from '@hono/node-server';
@@ -11,7 +11,7 @@ import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { pino, type Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { adminRoutes } from '../rest-adapters/admin/index.js';
-import { errorResponse } from '../rest-adapters/envelope.js';
+import { errorBody, errorResponse } from '../rest-adapters/envelope.js';
 import { authContext, requestId, type HttpEnv } from '../rest-adapters/http.js';
 import { corsRules, httpsRequired, requestDeadline, securityHeaders } from '../rest-adapters/transport.js';
 import { chargeWsOperation } from './graphqlRateLimit.js';
@@ -281,12 +281,9 @@ function upgradeFacts(request: IncomingMessage): ConnectionFacts {
 
 /** An upgrade refused before it is a WebSocket: a plain HTTP answer in the error envelope. */
 function refuseUpgrade(socket: Duplex, error: AppError): void {
-  const body = JSON.stringify({
-    error: { code: error.code, message: error.message, details: error.details },
-    meta: { request_id: crypto.randomUUID(), timestamp: new Date().toISOString() },
-  });
+  const body = JSON.stringify(errorBody(error, crypto.randomUUID()));
   socket.end(
-    `HTTP/1.1 ${error.status} Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

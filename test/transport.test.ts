@@ -80,6 +80,23 @@ describe('REQUIRE_HTTPS', () => {
     expect((await viaProxy(PROXY, 'http')).status).toBe(403);
   });
 
+  it('refuses a plain graphql-ws upgrade with 403 HTTPS_REQUIRED in the envelope', async () => {
+    const port = await t.service.listen(0);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = netConnect(port, '127.0.0.1', () =>
+        socket.write('GET /graphql HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n'),
+      );
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { error: { code: string }; meta: { request_id: string } };
+    expect(body.error.code).toBe('HTTPS_REQUIRED');
+    expect(body.meta.request_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('accepts a TLS socket', async () => {
     const res = await t.service.fetch(new Request(`https://channel.test${ME}`, { headers: apiKey(creds) }), {
       incoming: { socket: { remoteAddress: '203.0.113.9', encrypted: true } },
