@@ -688,14 +688,20 @@ export function refuseModify(booking: Booking, patch: GuestDetails, now: Date): 
  * check-in (15:00 local on the check-in date, and not once checked in). Writes
  * `reservation.modified` when something changed; an update that changes nothing writes nothing.
  */
+/** The fields of `patch` that differ from the booking's: what an update writes (nothing else). */
+export function changedGuestFields(booking: Booking, patch: GuestDetails): Prisma.BookingUpdateManyMutationInput {
+  const changes: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(patch) as [keyof GuestDetails, string | null | undefined][]) {
+    if (value !== undefined && booking[key] !== value) changes[key] = value;
+  }
+  return changes;
+}
+
 export async function updateBooking(ctx: RequestContext, id: string, patch: GuestDetails): Promise<Booking> {
   const booking = await getBooking(ctx, id);
   const now = ctx.deps.clock();
   refuseModify(booking, patch, now);
-  const changes: Prisma.BookingUpdateManyMutationInput = {};
-  for (const [key, value] of Object.entries(patch) as [keyof GuestDetails, string | null | undefined][]) {
-    if (value !== undefined && booking[key] !== value) (changes as Record<string, unknown>)[key] = value;
-  }
+  const changes = changedGuestFields(booking, patch);
   if (!Object.keys(changes).length) return booking;
   return transact(ctx.deps, async (tx) => {
     const { count } = await tx.booking.updateMany({ where: { id: booking.id, status: booking.status }, data: { ...changes, updatedAt: now } });

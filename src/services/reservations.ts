@@ -11,6 +11,7 @@ import {
   bookOffers,
   BookTokenError,
   cancelBooking,
+  changedGuestFields,
   isUuid,
   NotModifiableError,
   recordEvents,
@@ -606,7 +607,7 @@ export async function updateReservation(ctx: RequestContext, id: string, patch: 
     });
     if (!bookings.length) throw new NotFoundError(`Reservation ${id} was not found`);
     for (const [booking, change] of reservationChanges(bookings, patch, now)) {
-      const changes = changedFields(booking, change);
+      const changes = changedGuestFields(booking, change);
       if (!Object.keys(changes).length) continue;
       const { count } = await tx.booking.updateMany({
         where: { id: booking.id, status: booking.status },
@@ -657,15 +658,6 @@ function reservationChanges(bookings: Booking[], patch: ReservationPatch, now: D
     },
   ]);
   for (const [b, change] of changes) refuseModify(b, change, now);
-  return changes;
-}
-
-/** The fields of `change` that differ from the booking's, as updateBooking writes them (nothing else). */
-function changedFields(booking: Booking, change: GuestDetails): Prisma.BookingUpdateManyMutationInput {
-  const changes: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(change) as [keyof GuestDetails, string | null | undefined][]) {
-    if (value !== undefined && booking[key] !== value) changes[key] = value;
-  }
   return changes;
 }
 
