@@ -26,6 +26,7 @@ import {
   type PartnerState,
 } from './helpers/fuzz.js';
 import { apiKey, startTestService, uniqueIp } from './helpers/service.js';
+import { resolve } from './helpers/openapi.js';
 
 /**
  * Property-based fuzzing of every REST route (issue 7 part 5): every operation of the two OpenAPI
@@ -178,17 +179,6 @@ for (const version of ['v1', 'v2'] as const) {
 const tokenOperation = operations.find((o) => o.version === 'v1' && o.template === '/oauth/token' && o.method === 'POST')!;
 const apiOperations = operations.filter((o) => o !== tokenOperation);
 
-function resolve(doc: Json, node: Json): Json {
-  let current = node;
-  for (let hops = 0; current && typeof current === 'object' && typeof current.$ref === 'string'; hops++) {
-    if (hops > 20) throw new Error(`a $ref cycle at ${node.$ref}`);
-    current = (current.$ref as string)
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce((at: Json, key) => at?.[decodeURIComponent(key).replace(/~1/g, '/').replace(/~0/g, '~')], doc);
-  }
-  return current;
-}
 
 const parametersOf = (o: Operation, where: string): Json[] => ((o.op.parameters ?? []) as Json[]).filter((p) => p.in === where);
 const jsonBodySchema = (o: Operation): Json | undefined => {

@@ -6,6 +6,7 @@ import type { IssuedCredentials } from '../src/services/operator.js';
 import { SCOPES, type Scope } from '../src/services/scopes.js';
 import { day, v1 } from './helpers/flow.js';
 import { apiKey, startTestService, uniqueIp, type TestService } from './helpers/service.js';
+import { resolve } from './helpers/openapi.js';
 
 /**
  * The OpenAPI 3.1 documents of v1 and v2 (spec §9, DECISIONS.md "Surfaces"): both are valid
@@ -62,19 +63,6 @@ function pointer(segments: string[]): string {
   return '#/' + segments.map((s) => encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
 }
 
-function resolve(doc: Json, node: Json): Json {
-  let current = node;
-  for (let hops = 0; current && typeof current === 'object' && typeof current.$ref === 'string'; hops++) {
-    if (hops > 20) throw new Error(`a $ref cycle at ${node.$ref}`);
-    current = (current.$ref as string)
-      .replace(/^#\//, '')
-      .split('/')
-      .map((s) => decodeURIComponent(s).replace(/~1/g, '/').replace(/~0/g, '~'))
-      .reduce((at: Json, key) => at?.[key], doc);
-    if (current === undefined) throw new Error(`unresolved $ref ${node.$ref}`);
-  }
-  return current;
-}
 
 function validatorAt(version: Version, segments: string[]): ValidateFunction {
   const ref = docId(version) + pointer(segments);
