@@ -27,6 +27,7 @@ import { Dispatcher } from './events/dispatcher.js';
 import { createGraphQL, type GraphQLServer, type Yoga } from './graphql.js';
 import { authenticate, createCredentialCache, type CredentialHeaders, type Principal } from './services/auth.js';
 import { AppError, HttpsRequiredError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, toAppError } from './services/errors.js';
+import { checkEnvironment, claimEnvironment } from './services/environment.js';
 import { clientAddress, isHttps, type ConnectionFacts } from './services/ipRanges.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
 import { runBookingSync } from './services/bookingSync.js';
@@ -64,8 +65,17 @@ export async function createService(
 ): Promise<ChannelService> {
   const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'channel' } });
   const db = await openDatabase(config);
-  const applied = await migrate(db);
-  if (applied.length) logger.info({ applied }, 'migrations applied');
+  // A database belongs to one environment: another environment's instance refuses to start here,
+  // before it migrates or writes anything (src/services/environment.ts).
+  try {
+    await checkEnvironment(db, config);
+    const applied = await migrate(db);
+    if (applied.length) logger.info({ applied }, 'migrations applied');
+    await claimEnvironment(db, config);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
   // Without UPSTREAM_URL the bundled simulator serves on a loopback port of this process, so the
   // service always speaks to its provider through the same HTTP client.

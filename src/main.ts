@@ -1,18 +1,21 @@
 import { createService } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(2);
+/** A bad configuration stops the start with its message and exit code 2: a bad variable, or a database of the other environment. */
+async function orExit<T>(start: () => T | Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
   }
-  throw error;
 }
 
-const service = await createService(config);
+const config = await orExit(() => loadConfig());
+const service = await orExit(() => createService(config));
 const port = await service.listen();
 const log = service.deps.logger;
 log.info(

@@ -258,7 +258,8 @@ const cancelRoute = scopedRoute('reservations:write', {
   description:
     'Fee per the policy, measured from 15:00 on the check-in date in the property time zone; the refund (total - fee) is ' +
     'credited to the balance once in production. 409 BOOKING_ALREADY_CANCELLED or BOOKING_NOT_CANCELLABLE (checked in, ' +
-    'checked out, no-show, failed). 502: the provider failed and the booking is unchanged.',
+    'checked out, no-show, failed). 502: the provider failed, or (production) does not know the booking and so does not ' +
+    'confirm the cancellation (details.reason provider_does_not_confirm_cancellation); the booking is unchanged.',
   request: { params: BookingId, headers: idempotencyHeader },
   responses: {
     200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelWire) } } },
@@ -273,7 +274,7 @@ const cancelRoute = scopedRoute('reservations:write', {
           'BOOKING_CHANGED (read it and retry), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)',
       ],
       429,
-      [502, 'UPSTREAM_ERROR: the provider failed; the booking is unchanged'],
+      [502, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the booking is unchanged'],
     ),
   },
 }, [idempotency()]);

@@ -350,7 +350,8 @@ const cancelRoute = scopedRoute('reservations:write', {
     'Without a body (or without room_ids): every room not already cancelled. With room_ids: those rooms. Each room is ' +
     'cancelled by its own policy (fee measured from 15:00 on the check-in date, property time) and its refund credited ' +
     'once in production; each writes reservation.cancelled. A room that cannot be cancelled (checked in; or named and ' +
-    'already cancelled) refuses the request and nothing is cancelled. 502: the provider failed on a room; rooms cancelled ' +
+    'already cancelled) refuses the request and nothing is cancelled. 502: the provider failed on a room, or (production) ' +
+    'does not confirm its cancellation because it does not know it; rooms cancelled ' +
     'before it stay cancelled, and the same request cancels the rest.',
   request: {
     params: ReservationId,
@@ -372,7 +373,7 @@ const cancelRoute = scopedRoute('reservations:write', {
       413,
       415,
       429,
-      [502, 'UPSTREAM_ERROR: the provider failed; the room it failed on is unchanged'],
+      [502, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the room it failed on is unchanged'],
     ),
   },
 }, [idempotency()]);
@@ -393,7 +394,7 @@ const cancelRoomRoute = scopedRoute('reservations:write', {
       [404, "NOT_FOUND: no reservation of this channel has this id, or the booking is not one of its rooms"],
       [409, `BOOKING_ALREADY_CANCELLED, BOOKING_NOT_CANCELLABLE (details.status), BOOKING_CHANGED, ${IDEMPOTENCY_409}`],
       429,
-      [502, 'UPSTREAM_ERROR: the provider failed; the room is unchanged'],
+      [502, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the room is unchanged'],
     ),
   },
 }, [idempotency()]);

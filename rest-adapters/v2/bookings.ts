@@ -124,7 +124,9 @@ const cancelRoute = scopedRoute(
     path: '/bookings/cancel',
     tags: ['Booking flow'],
     summary: 'Step 4b: cancel every room (the link is consumed by its success)',
-    description: '409 TOKEN_ALREADY_USED once used; 409 BOOKING_NOT_CANCELLABLE after check-in; 502: rooms not cancelled stay as they were, and the same link cancels them.',
+    description:
+      '409 TOKEN_ALREADY_USED once used; 409 BOOKING_NOT_CANCELLABLE after check-in; 502 (the provider failed, or in production ' +
+      'does not know a room and so does not confirm its cancellation): rooms not cancelled stay as they were, and the same link cancels them.',
     request: { query: TokenQuery, headers: idempotencyHeader },
     responses: {
       200: {

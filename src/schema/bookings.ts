@@ -433,7 +433,8 @@ builder.mutationFields((t) => ({
     description:
       'Cancels a booking (REST: PUT /channel/v1/bookings/{id}/cancel); the booking carries the fee and refund. ' +
       'In production the refund is credited to the balance once. A provider failure is a top-level UPSTREAM_ERROR ' +
-      'and leaves the booking as it was',
+      'and leaves the booking as it was; so is, in production, a provider that does not know the booking (it does not ' +
+      'confirm the cancellation: extensions.details.reason provider_does_not_confirm_cancellation)',
     authScopes: { scope: 'reservations:write' },
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id: bookingId }) },

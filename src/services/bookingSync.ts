@@ -5,6 +5,7 @@ import { OPERATOR_REPORTABLE, pathTo, type BookingStatus, type Trigger } from '.
 import {
   applyReported,
   cancelAtProvider,
+  cancelsUnknownToProvider,
   completeCancel,
   failPending,
   isUuid,
@@ -19,7 +20,8 @@ import { sweepModifications } from './modifyDates.js';
 /**
  * Keeps bookings and the provider in agreement, and applies what the property reports:
  *   - pending bookings past their payment deadline are cancelled at the provider, then here, with
- *     everything refunded;
+ *     everything refunded (one the provider does not know is not cancelled in production:
+ *     cancelsUnknownToProvider);
  *   - a creation or cancellation cut short by a crash (`processing`, `cancelling` older than the
  *     provider's booking deadline) is settled from the provider's view;
  *   - void attempts the provider may still hold are cancelled there; date changes likewise
@@ -48,9 +50,11 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
   // Rows whose request cannot still be running: older than the longest a request can take.
   const stale = new Date(now.getTime() - requestLeaseMs(deps));
 
+  // Least recently looked at first, so overdue bookings the provider does not know (kept pending
+  // in production for an operator) cannot hold back the others.
   const overdue = await prisma.booking.findMany({
     where: { status: 'pending', paymentDeadline: { lte: now } },
-    orderBy: { paymentDeadline: 'asc' },
+    orderBy: [{ syncedAt: { sort: 'asc', nulls: 'first' } }, { paymentDeadline: 'asc' }, { id: 'asc' }],
     take: BATCH,
   });
   await each(deps, overdue, report, async (booking) => {
@@ -65,6 +69,13 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
     const told = await cancelAtProvider(deps, booking.id);
     if (told === 'refused' || told === 'failed') {
       await syncOne(deps, booking);
+      return;
+    }
+    // Unknown there: production refunds nothing without the provider's word. It stays pending
+    // (past its deadline) until the provider knows it or an operator reports it (booking:status
+    // --to failed refunds it whole, --to confirmed keeps it).
+    if (told === 'unknown' && !cancelsUnknownToProvider(deps, booking, 'its payment deadline passed')) {
+      await prisma.booking.updateMany({ where: { id: booking.id, status: 'pending' }, data: { syncedAt: deps.clock() } });
       return;
     }
     await completeCancel(deps, booking, now, { waived: true, trigger: 'payment_deadline' });
@@ -82,9 +93,10 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
       if (provider) await settleCreation(deps, booking, provider);
       // Keep watching the reference: a booking request may still reach the provider late.
       else await voidAttempt(deps, booking, true);
-    } else if (provider?.status === 'cancelled' || provider === null) {
+    } else if (provider?.status === 'cancelled' || (provider === null && cancelsUnknownToProvider(deps, booking, 'a cancellation was cut short'))) {
       await completeCancel(deps, booking, booking.cancelRequestedAt ?? now);
     } else {
+      // The provider holds it live, or (production) does not know it: back as it was.
       await revertCancel(deps, booking);
     }
     report.settled++;
@@ -129,7 +141,10 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
 export async function syncOne(deps: AppDeps, booking: Booking): Promise<number> {
   const provider = await deps.upstream.getBooking(booking.id);
   if (!provider) {
-    deps.logger.warn({ booking: booking.id }, 'the provider does not know a live booking');
+    // The sandbox's simulator forgets its bookings on restart; in production an operator must
+    // look. Marked as looked at, so the next passes take the bookings not looked at longest first.
+    deps.logger[deps.config.env === 'production' ? 'error' : 'warn']({ booking: booking.id, status: booking.status }, 'the provider does not know a live booking');
+    await deps.db.prisma.booking.updateMany({ where: { id: booking.id }, data: { syncedAt: deps.clock() } });
     return 0;
   }
   // The provider may lag behind what the operator recorded (checked in here, still confirmed

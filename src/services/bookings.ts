@@ -7,7 +7,7 @@ import type { RoomOccupancy, Scenario, UpstreamBooking } from '../upstream/proto
 import { canTransition, transition, isVisible, VISIBLE_STATUSES, type BookingEventType, type BookingStatus, type Trigger, type VisibleStatus } from './bookingStates.js';
 import { cancellationCharges, checkinInstant, freeCancellationBefore, type CancellationCharges } from './cancellation.js';
 import { ConflictError, NotFoundError, UnprocessableError, UpstreamError, ValidationError } from './errors.js';
-import { post } from './ledger.js';
+import { movesBookingMoney, postBookingMoney } from './ledger.js';
 import { convertFromKrw, positiveAmount, type Amount } from './money.js';
 import type { CancellationPolicyType } from './properties.js';
 import { pageOf, partySize, type Page } from './search.js';
@@ -132,6 +132,20 @@ export class AlreadyCancelledError extends ConflictError {
 export class NotCancellableError extends ConflictError {
   constructor(id: string, status: BookingStatus) {
     super('BOOKING_NOT_CANCELLABLE', `A booking that is ${status} cannot be cancelled`, { booking_id: id, status });
+  }
+}
+
+/**
+ * 502 UPSTREAM_ERROR in production when the provider answers that it does not know a booking being
+ * cancelled: nothing is cancelled or refunded without its word, and the booking stays as it was.
+ */
+export class CancellationNotConfirmedError extends UpstreamError {
+  constructor(id: string, status: BookingStatus) {
+    super(
+      `The inventory provider does not confirm this cancellation: the booking stays ${status} and nothing is refunded. ` +
+        'The disagreement is reported to an operator; retry later',
+      { booking_id: id, status, reason: 'provider_does_not_confirm_cancellation' },
+    );
   }
 }
 
@@ -367,7 +381,7 @@ export async function bookOffers(ctx: RequestContext, offers: OfferToBook[]): Pr
   const { channelId, appId } = principalOf(ctx);
   const { deps } = ctx;
   const now = deps.clock();
-  const charged = deps.config.env === 'production';
+  const charged = movesBookingMoney(deps.config.env, 'new');
   const itineraryId = randomUUID();
   const confirmationNumber = newConfirmationNumber();
   const rows: { booking: Booking; occupancy: RoomOccupancy[] }[] = [];
@@ -454,7 +468,7 @@ export async function bookOffers(ctx: RequestContext, offers: OfferToBook[]): Pr
       }
       // Production pays from the balance, last before the commit (the channel row's lock is held
       // from the first debit on); a short balance refuses (402) everything.
-      if (charged) for (const { booking } of rows) await post(tx, channelId, -booking.totalAmount, 'booking_charge', booking.id);
+      for (const { booking } of rows) await postBookingMoney(tx, deps.config.env, booking, -booking.totalAmount, 'booking_charge');
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
@@ -574,7 +588,7 @@ export async function voidAttempt(deps: AppDeps, booking: Booking, upstreamClean
   const now = deps.clock();
   return transact(deps, async (tx) => {
     const voided = await move(tx, booking, 'provider_refused', { bookTokenJti: null, upstreamCleanup }, now);
-    if (voided && voided.charged) await post(tx, voided.channelId, voided.totalAmount, 'booking_void', voided.id);
+    if (voided) await postBookingMoney(tx, deps.config.env, voided, voided.totalAmount, 'booking_void');
     return voided !== null;
   });
 }
@@ -761,7 +775,8 @@ export async function cancellationQuote(ctx: RequestContext, id: string): Promis
  * of twenty concurrent cancels one goes on and the rest get 409), then the provider is told,
  * then one transaction makes it `cancelled`, records fee and refund, credits the refund once
  * (production) and writes `reservation.cancelled`. The provider refusing or failing puts the
- * booking back as it was (409 or 502). The fee is the one of the moment of the request.
+ * booking back as it was (409 or 502); so does, in production, a provider that does not know the
+ * booking (502, cancelsUnknownToProvider). The fee is the one of the moment of the request.
  */
 export async function cancelBooking(ctx: RequestContext, id: string): Promise<Booking> {
   const { deps } = ctx;
@@ -790,11 +805,32 @@ export async function cancelBooking(ctx: RequestContext, id: string): Promise<Bo
     await revertCancel(deps, started);
     throw new NotCancellableError(started.id, started.previousStatus ?? started.status);
   }
-  if (answer === null) deps.logger.warn({ booking: started.id }, 'provider does not know a booking being cancelled; cancelling here');
+  if (answer === null && !cancelsUnknownToProvider(deps, started, 'a partner cancels it')) {
+    await revertCancel(deps, started);
+    throw new CancellationNotConfirmedError(started.id, started.previousStatus ?? 'confirmed');
+  }
   const done = await completeCancel(deps, started, now);
   // Only a sweeper acting on this row after the request's lease could have moved it meanwhile.
   if (done.status !== 'cancelled') throw new ConflictError('BOOKING_CHANGED', 'The booking changed while it was being cancelled; read it and retry');
   return done;
+}
+
+/**
+ * The one rule for a cancellation the provider answers with "I do not know this booking"
+ * (docs/decisions.md, "Environments"): true when it may complete here anyway. Only the sandbox
+ * does: its bundled simulator forgets its bookings when it restarts, and no money moves there. In
+ * production nothing is cancelled, refunded or announced without the provider's word: the caller
+ * keeps the booking as it was, and the disagreement is logged at error level for an operator;
+ * the sync keeps comparing the booking with the provider. `why` says what asked for the cancellation.
+ */
+export function cancelsUnknownToProvider(deps: Pick<AppDeps, 'config' | 'logger'>, booking: Booking, why: string): boolean {
+  const facts = { booking: booking.id, channel: booking.channelId, status: booking.status, previous: booking.previousStatus, why };
+  if (deps.config.env === 'sandbox') {
+    deps.logger.warn(facts, 'provider does not know a booking being cancelled; cancelling here (sandbox)');
+    return true;
+  }
+  deps.logger.error(facts, 'provider does not know a booking being cancelled; it is kept as it was, with nothing refunded, for an operator to reconcile');
+  return false;
 }
 
 /** Makes a booking cancelled with the charges of `at`, and refunds once. Used by every cancellation. */
@@ -809,7 +845,7 @@ export async function completeCancel(deps: AppDeps, booking: Booking, at: Date, 
       { cancellationFee: charges.fee, refundAmount: charges.refund, cancelledAt: now, previousStatus: null },
       now,
     );
-    if (cancelled?.charged && charges.refund > 0n) await post(tx, cancelled.channelId, charges.refund, 'booking_refund', cancelled.id);
+    if (cancelled && charges.refund > 0n) await postBookingMoney(tx, deps.config.env, cancelled, charges.refund, 'booking_refund');
     return cancelled;
   });
   return done ?? deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.id } });
@@ -831,7 +867,7 @@ export async function failPending(deps: AppDeps, booking: Booking): Promise<Book
   const now = deps.clock();
   return transact(deps, async (tx) => {
     const failed = await move(tx, booking, 'provider_failed', { cancellationFee: 0n, refundAmount: booking.totalAmount }, now);
-    if (failed?.charged && failed.totalAmount > 0n) await post(tx, failed.channelId, failed.totalAmount, 'booking_refund', failed.id);
+    if (failed && failed.totalAmount > 0n) await postBookingMoney(tx, deps.config.env, failed, failed.totalAmount, 'booking_refund');
     return failed;
   });
 }

@@ -135,8 +135,8 @@ export class NotImplementedError extends AppError {
 }
 
 export class UpstreamError extends AppError {
-  constructor(message = 'The inventory provider failed to answer') {
-    super(502, 'UPSTREAM_ERROR', message);
+  constructor(message = 'The inventory provider failed to answer', details: ErrorDetails = null) {
+    super(502, 'UPSTREAM_ERROR', message, details);
   }
 }
 

@@ -1,15 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../generated/prisma/client.js';
 import { AppError } from './errors.js';
+import type { Environment } from './environment.js';
 import type { Amount } from './money.js';
 
 /**
  * Why the balance moved. With `reference` (a booking id for the booking kinds) unique per kind,
  * a booking is charged, given back and refunded at most once each.
  */
-export type LedgerKind =
-  | 'opening_balance'
-  | 'top_up'
+export type LedgerKind = AccountKind | BookingMoneyKind;
+
+/** Money an operator puts on an account: not booking money, it moves in every environment. */
+export type AccountKind = 'opening_balance' | 'top_up';
+
+/** Booking money: it moves only through postBookingMoney, so only in production. */
+export type BookingMoneyKind =
   /** A booking's price, debited when it is made (production). */
   | 'booking_charge'
   /** The charge given back because the provider booked nothing. */
@@ -33,6 +38,37 @@ export class InsufficientBalanceError extends AppError {
 }
 
 /**
+ * The one rule of booking money (docs/decisions.md, "Environments"): it moves only on a
+ * production instance, and only for a booking (or date change) made charged, i.e. made by a
+ * production instance. A sandbox instance never debits or credits a channel for a booking,
+ * whatever a row's stored `charged` flag says (a sandbox pointed at the production database
+ * refunds nothing). `'new'` asks for a booking being made now: charged where money moves.
+ */
+export function movesBookingMoney(env: Environment, row: { charged: boolean } | 'new'): boolean {
+  return env === 'production' && (row === 'new' || row.charged);
+}
+
+/**
+ * Posts booking money of `row` (a booking or a date change; its id is the entry's reference)
+ * when movesBookingMoney allows it; otherwise nothing moves. The booking flows call only this.
+ */
+export async function postBookingMoney(
+  tx: Prisma.TransactionClient,
+  env: Environment,
+  row: { id: string; channelId: string; charged: boolean },
+  amount: Amount,
+  kind: BookingMoneyKind,
+): Promise<void> {
+  if (!movesBookingMoney(env, row)) return;
+  await move(tx, row.channelId, amount, kind, row.id);
+}
+
+/** An operator's credit of a channel (opening balance, top-up), inside the caller's transaction. */
+export function post(tx: Prisma.TransactionClient, channelId: string, amount: Amount, kind: AccountKind, reference: string | null = null): Promise<Amount> {
+  return move(tx, channelId, amount, kind, reference);
+}
+
+/**
  * Moves a channel's balance by `amount` (credit > 0, debit < 0) and records it, inside the
  * caller's transaction. The balance check, the change and the ledger row are one statement: a
  * conditional UPDATE (so two concurrent debits can never take the balance below zero; the CHECK
@@ -40,13 +76,7 @@ export class InsufficientBalanceError extends AppError {
  * which matters because every booking of a channel takes that lock: callers post last, just
  * before their commit.
  */
-export async function post(
-  tx: Prisma.TransactionClient,
-  channelId: string,
-  amount: Amount,
-  kind: LedgerKind,
-  reference: string | null = null,
-): Promise<Amount> {
+async function move(tx: Prisma.TransactionClient, channelId: string, amount: Amount, kind: LedgerKind, reference: string | null): Promise<Amount> {
   const floor = amount < 0n ? -amount : 0n;
   const rows = await tx.$queryRaw<{ balance_after: bigint }[]>`
     WITH moved AS (

@@ -8,7 +8,7 @@ import type { BookingStatus } from './bookingStates.js';
 import { bookingRules, dateOnly, dateValue, getBooking, recordEvents, requestLeaseMs, SoldOutError, PriceChangedError, transact } from './bookings.js';
 import { freeCancellationBefore } from './cancellation.js';
 import { ConflictError, UpstreamError, ValidationError } from './errors.js';
-import { post } from './ledger.js';
+import { movesBookingMoney, postBookingMoney } from './ledger.js';
 import { amountToNumber, currencySchema, type Amount, type Currency } from './money.js';
 import { findRoomType, getProperty, type CancellationPolicyType } from './properties.js';
 import { inclusive, localDate, normalizeStay, pricingOf, searchRules, SNAKE_NAMES, type FieldNames, type Pricing } from './search.js';
@@ -285,11 +285,12 @@ async function commit(ctx: RequestContext, booking: Booking, quote: DatesChange,
           toTotal: quote.newTotal,
           toRequestAmount: quote.pricing.inclusive,
           cancellationPolicy: quote.cancellationPolicy.type,
-          charged: current.charged,
+          // Whether this instance took the difference: the void or refund of it follows that.
+          charged: movesBookingMoney(deps.config.env, current),
           createdAt: now,
         },
       });
-      if (current.charged && quote.difference > 0n) await post(tx, channelId, -quote.difference, 'modification_charge', modificationId);
+      if (quote.difference > 0n) await postBookingMoney(tx, deps.config.env, written, -quote.difference, 'modification_charge');
       return written;
     });
   } catch (error) {
@@ -377,7 +378,7 @@ async function applyModification(deps: AppDeps, booking: Booking, m: BookingModi
     // The sweeper voided it meanwhile (only after the request's lease): roll the booking back.
     if (claimed.count === 0) throw bookingChanged();
     const difference = m.toTotal - m.fromTotal;
-    if (m.charged && difference < 0n) await post(tx, m.channelId, -difference, 'modification_refund', m.id);
+    if (difference < 0n) await postBookingMoney(tx, deps.config.env, m, -difference, 'modification_refund');
     const updated = await tx.booking.findUniqueOrThrow({ where: { id: booking.id } });
     await recordEvents(tx, updated, ['reservation.modified'], now);
     return updated;
@@ -394,7 +395,7 @@ async function voidModification(deps: AppDeps, m: BookingModification, cleanup: 
     });
     if (count === 0) return false;
     const difference = m.toTotal - m.fromTotal;
-    if (m.charged && difference > 0n) await post(tx, m.channelId, difference, 'modification_void', m.id);
+    if (difference > 0n) await postBookingMoney(tx, deps.config.env, m, difference, 'modification_void');
     return true;
   });
 }

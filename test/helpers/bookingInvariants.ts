@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { Booking, BookingModification, LedgerEntry, OutboxEvent } from '../../src/generated/prisma/client.js';
-import { post } from '../../src/services/ledger.js';
+import { postBookingMoney } from '../../src/services/ledger.js';
 import type { IssuedCredentials } from '../../src/services/operator.js';
 import { offerClaims } from '../../src/services/tokens.js';
 import { v1 } from './flow.js';
@@ -248,9 +248,9 @@ export async function sameRateTokens(
 }
 
 /**
- * Writes what step 1 of a creation writes (the `processing` row and, when `charged`, the charge)
- * for the offer of `bookToken`, as a process that stopped before the provider's answer would leave
- * it. `createdAt` lets the row look old enough for the sweeper.
+ * Writes what step 1 of a creation writes (the `processing` row and, when `charged` on a
+ * production service, the charge) for the offer of `bookToken`, as a process that stopped before
+ * the provider's answer would leave it. `createdAt` lets the row look old enough for the sweeper.
  */
 export async function insertProcessingBooking(
   t: TestService,
@@ -298,7 +298,7 @@ export async function insertProcessingBooking(
         updatedAt: options.createdAt,
       },
     });
-    if (options.charged) await post(tx, who.user_id, -amount, 'booking_charge', id);
+    await postBookingMoney(tx, deps.config.env, booking, -amount, 'booking_charge');
     return booking;
   });
 }

@@ -95,6 +95,21 @@ export async function startTestService(
   options: { clock?: () => Date } = {},
 ): Promise<TestService> {
   const env = testEnv(overrides);
+  const t = await startTestServiceOn(env, options);
+  return {
+    ...t,
+    async close() {
+      await t.close();
+      await cleanupEnv(env);
+    },
+  };
+}
+
+/**
+ * A service on the database of `env` (a testEnv), for tests that start several instances, or
+ * the same one again, on one database; close() leaves the database (cleanupEnv removes it).
+ */
+export async function startTestServiceOn(env: Record<string, string>, options: { clock?: () => Date } = {}): Promise<TestService> {
   const config = loadConfig(env);
   const service = await createService(config, options);
   // A loopback address of its own, so per-address limits of files sharing Redis do not collide.
@@ -118,10 +133,7 @@ export async function startTestService(
       return { status: res.status, ...((await res.json()) as object) };
     },
     channel: (input) => createTestChannel(service.deps.db.prisma, input),
-    async close() {
-      await service.close();
-      await cleanupEnv(env);
-    },
+    close: () => service.close(),
   };
 }
 
