@@ -88,7 +88,10 @@ async function chargedBooking(production: TestService, checkinDay = 30) {
   return { who, booking, amount: BigInt(offer.amount) };
 }
 
-describe('a database belongs to one environment', () => {
+/** Tests that start instances one after another on one PGlite directory take several starts' time. */
+const SEVERAL_STARTS = { timeout: 180_000 };
+
+describe('a database belongs to one environment', SEVERAL_STARTS, () => {
   it.each([
     ['production', 'sandbox'],
     ['sandbox', 'production'],
@@ -122,7 +125,7 @@ describe('a database belongs to one environment', () => {
     );
     expect(failed?.code).toBe(2);
     expect(failed?.stderr).toContain('this database belongs to the production environment; CHANNEL_ENV is sandbox');
-  }, 60_000);
+  });
 
   it('a database without the record (from before this rule) is claimed by the first instance that starts', async () => {
     const env = database();
@@ -153,7 +156,7 @@ describe('a database belongs to one environment', () => {
   });
 });
 
-describe('booking money moves only in production (whatever a row says)', () => {
+describe('booking money moves only in production (whatever a row says)', SEVERAL_STARTS, () => {
   it('a charged production booking cancelled through a sandbox instance credits nothing', async () => {
     const env = database();
     const production = await start(env, 'production');
@@ -190,7 +193,7 @@ describe('booking money moves only in production (whatever a row says)', () => {
   });
 });
 
-describe('each environment signs with its own key', () => {
+describe('each environment signs with its own key', SEVERAL_STARTS, () => {
   /**
    * A book_token issued by a sandbox instance on the production database, then presented to the
    * production instance: 422 BOOK_TOKEN_INVALID, nothing booked, nothing charged.
@@ -308,7 +311,7 @@ describe('each environment signs with its own key', () => {
   });
 });
 
-describe('production does not cancel a booking the provider does not know', () => {
+describe('production does not cancel a booking the provider does not know', SEVERAL_STARTS, () => {
   let simulator: RunningSimulator;
   let t: TestService;
 

@@ -474,8 +474,9 @@ builder.mutationFields((t) => ({
     description:
       'Cancels the whole reservation (without roomIds) or the rooms named (REST: POST /channel/v1/reservations/{id}/cancel), ' +
       'each by its own policy, its refund credited once in production. A room that cannot be cancelled refuses the whole ' +
-      'request (nothing cancelled). A provider failure is a top-level UPSTREAM_ERROR: rooms cancelled before it stay ' +
-      'cancelled, and the same request cancels the rest',
+      'request (nothing cancelled). A provider failure (or, in production, a provider that does not know a room and so ' +
+      'does not confirm its cancellation) is a top-level UPSTREAM_ERROR: rooms cancelled before it stay cancelled, and ' +
+      'the same request cancels the rest',
     authScopes: { scope: 'reservations:write' },
     args: { id: t.arg.id({ required: true }), roomIds: t.arg.idList({ description: 'booking ids of the rooms to cancel; omitted: all' }) },
     validate: { schema: cancelArgs },

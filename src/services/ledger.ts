@@ -60,12 +60,12 @@ export async function postBookingMoney(
   kind: BookingMoneyKind,
 ): Promise<void> {
   if (!movesBookingMoney(env, row)) return;
-  await move(tx, row.channelId, amount, kind, row.id);
+  await moveBalance(tx, row.channelId, amount, kind, row.id);
 }
 
 /** An operator's credit of a channel (opening balance, top-up), inside the caller's transaction. */
 export function post(tx: Prisma.TransactionClient, channelId: string, amount: Amount, kind: AccountKind, reference: string | null = null): Promise<Amount> {
-  return move(tx, channelId, amount, kind, reference);
+  return moveBalance(tx, channelId, amount, kind, reference);
 }
 
 /**
@@ -76,7 +76,7 @@ export function post(tx: Prisma.TransactionClient, channelId: string, amount: Am
  * which matters because every booking of a channel takes that lock: callers post last, just
  * before their commit.
  */
-async function move(tx: Prisma.TransactionClient, channelId: string, amount: Amount, kind: LedgerKind, reference: string | null): Promise<Amount> {
+async function moveBalance(tx: Prisma.TransactionClient, channelId: string, amount: Amount, kind: LedgerKind, reference: string | null): Promise<Amount> {
   const floor = amount < 0n ? -amount : 0n;
   const rows = await tx.$queryRaw<{ balance_after: bigint }[]>`
     WITH moved AS (
