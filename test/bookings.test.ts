@@ -267,6 +267,39 @@ describe('POST /bookings', () => {
       expect(offer.bookToken).toBeTruthy();
     });
 
+    it('a key stored before the query string counted still replays without one; with a query string it is another request (issue 15, finding 3)', async () => {
+      // A row as the service wrote it before the fix: the fingerprint of method, path and body,
+      // the SHA-256 the same request without a query string must still have.
+      const body = { book_token: 'pre-deploy-token', booker_name: 'Pre Deploy' };
+      const now = clock();
+      await sandbox.service.deps.db.prisma.idempotencyKey.create({
+        data: {
+          channelId: creds.user_id,
+          key: 'pre-deploy',
+          fingerprint: '4c6c28b1c0504122d5886d852f0eb62394dd65b3cb67fa2963c79f9f8a76ebc3',
+          responseStatus: 201,
+          responseBody: { body: { data: { id: 'stored-before-the-deploy' } }, location: '/channel/v1/bookings/stored-before-the-deploy', meta: true },
+          createdAt: now,
+          expiresAt: new Date(now.getTime() + 3_600_000),
+        },
+      });
+      const replay = await api.book({ booker_name: 'Pre Deploy', book_token: 'pre-deploy-token' }, { 'idempotency-key': 'pre-deploy' });
+      expect({ status: replay.status, replayed: replay.headers.get('idempotent-replayed') }).toEqual({ status: 201, replayed: 'true' });
+      expect((await replay.json()).data).toEqual({ id: 'stored-before-the-deploy' });
+      for (const query of ['?retry=1', '?token=pre-deploy-token']) {
+        const res = await api.call('POST', `/bookings${query}`, body, { 'idempotency-key': 'pre-deploy' });
+        expect(res.headers.get('idempotent-replayed'), query).toBeNull();
+        await expectError(res, 409, 'IDEMPOTENCY_KEY_REUSED');
+      }
+      // And a live one: booked without a query string, replayed without one, refused with one.
+      const offer = await api.offer({ from: 34 });
+      const live = { book_token: offer.bookToken, booker_name: 'Live' };
+      expect((await api.book(live, { 'idempotency-key': 'live-1' })).status).toBe(201);
+      expect((await api.book(live, { 'idempotency-key': 'live-1' })).headers.get('idempotent-replayed')).toBe('true');
+      await expectError(await api.call('POST', '/bookings?page=2', live, { 'idempotency-key': 'live-1' }), 409, 'IDEMPOTENCY_KEY_REUSED');
+      expect(await sandbox.service.deps.db.prisma.booking.count({ where: { channelId: creds.user_id, bookerName: 'Live' } })).toBe(1);
+    });
+
     it('a 502 does not hold the key: the retry runs again', async () => {
       const offer = await api.offer({ from: 32 });
       const body = { book_token: offer.bookToken, booker_name: 'Retry' };
