@@ -62,7 +62,7 @@ export function apiDocumentRoutes(app: OpenAPIHono<HttpEnv>, config: DocumentCon
     return c.html(docsPage(docs));
   });
   app.get('/docs/assets/:file', (c) => {
-    const asset = assets[c.req.param('file')];
+    const asset = assets.get(c.req.param('file'));
     if (!asset) throw new NotFoundError(`No docs asset ${c.req.param('file')}`);
     return c.body(asset.body(), 200, { 'Content-Type': asset.type, 'Cache-Control': 'public, max-age=86400' });
   });
@@ -217,8 +217,12 @@ function fileAsset(name: string, type: string) {
   return { type, body: () => (cached ??= new Uint8Array(readFileSync(join(swaggerUiDir, name)))) };
 }
 
-/** Swagger UI from the swagger-ui-dist package, served by the service: the page needs no CDN. */
-const assets: Record<string, { type: string; body: () => Uint8Array<ArrayBuffer> | string }> = {
+/**
+ * Swagger UI from the swagger-ui-dist package, served by the service: the page needs no CDN. A Map,
+ * since the name comes from the URL: `constructor` or `__proto__` must be 404 like any unknown
+ * name, not a property every plain object inherits.
+ */
+const assets = new Map<string, { type: string; body: () => Uint8Array<ArrayBuffer> | string }>(Object.entries({
   'swagger-ui-bundle.js': fileAsset('swagger-ui-bundle.js', 'text/javascript; charset=utf-8'),
   'swagger-ui.css': fileAsset('swagger-ui.css', 'text/css; charset=utf-8'),
   'favicon-32x32.png': fileAsset('favicon-32x32.png', 'image/png'),
@@ -246,7 +250,7 @@ const assets: Record<string, { type: string; body: () => Uint8Array<ArrayBuffer>
 });
 `,
   },
-};
+}));
 
 /**
  * The page. Relative addresses (`openapi.json`, `docs/assets/...`) resolve against the version's

@@ -9,13 +9,26 @@ import type { HttpEnv } from './http.js';
 
 /** The Idempotency-Key header as the routes that take one (with idempotency()) document it. */
 export const idempotencyHeader = z.object({
-  'idempotency-key': z.string().optional().openapi({ description: 'Repeat a request safely: the first response is given again for 24 hours' }),
+  'idempotency-key': z.string().optional().openapi({ description: 'Repeat a request safely: the first response is given again for 24 hours to the same key with the same method, path, query string and body; the same key with another request is 409 IDEMPOTENCY_KEY_REUSED' }),
 });
+
+/**
+ * The query string as the fingerprint counts it: the parameters decoded (so `%2E` and `.` are the
+ * same request), sorted by name, a repeated name's values in the order sent (a stable sort);
+ * null when there are none. v2 carries its tokens here: `?token=X` and `?token=Y` are two
+ * requests.
+ */
+export function canonicalQuery(url: string): [string, string][] | null {
+  const pairs = [...new URL(url).searchParams];
+  return pairs.length ? pairs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : null;
+}
 
 /**
  * The `Idempotency-Key` header on a REST route (DECISIONS.md). Runs after the credential and
  * scope checks: the first response (status below 500) is kept and given again, with fresh `meta`
- * and `Idempotent-Replayed: true`, to the same key with the same method, path and body.
+ * and `Idempotent-Replayed: true`, to the same key with the same method, path, query string and
+ * body. A request without a query string has the fingerprint it always had (method, path, body),
+ * so keys stored before the query string counted still replay.
  */
 export function idempotency(): MiddlewareHandler<HttpEnv> {
   return async (c, next) => {
@@ -30,7 +43,8 @@ export function idempotency(): MiddlewareHandler<HttpEnv> {
     } catch {
       // Not JSON: the raw text is the fingerprint; the route's validation answers 400.
     }
-    const fingerprint = fingerprintOf([c.req.method, c.req.path, body]);
+    const query = canonicalQuery(c.req.url);
+    const fingerprint = fingerprintOf(query ? [c.req.method, c.req.path, body, query] : [c.req.method, c.req.path, body]);
     // A claim held longer than a request can take belongs to a process that stopped.
     const claimed = await claim(ctx.deps, channelId, key, fingerprint, requestLeaseMs(ctx.deps));
     if (claimed.kind === 'replay') {

@@ -125,12 +125,12 @@ describe('POST /bookings', () => {
     expect(await balanceOf(sandbox, creds.user_id)).toBe(5_000_000n);
   });
 
-  it("takes guests from the token unless given, and keeps the partner's display names", async () => {
-    const offer = await api.offer({ from: 5, adults: 3 });
-    const res = await api.book({ book_token: offer.bookToken, booker_name: 'Lee', property_name: 'Our label', guests_child: 1 });
+  it("takes guests from the token unless given (fewer may be given), and keeps the partner's display names", async () => {
+    const offer = await api.offer({ from: 5, adults: 3, query: '&children=1' });
+    const res = await api.book({ book_token: offer.bookToken, booker_name: 'Lee', property_name: 'Our label', guests_adult: 2 });
     const { data } = await res.json();
     expect(res.status).toBe(201);
-    expect(data).toMatchObject({ guestsAdult: 3, guestsChild: 1, propertyName: 'Our label' });
+    expect(data).toMatchObject({ guestsAdult: 2, guestsChild: 1, propertyName: 'Our label' });
   });
 
   it.each([
@@ -267,6 +267,39 @@ describe('POST /bookings', () => {
       expect(offer.bookToken).toBeTruthy();
     });
 
+    it('a key stored before the query string counted still replays without one; with a query string it is another request (issue 15, finding 3)', async () => {
+      // A row as the service wrote it before the fix: the fingerprint of method, path and body,
+      // the SHA-256 the same request without a query string must still have.
+      const body = { book_token: 'pre-deploy-token', booker_name: 'Pre Deploy' };
+      const now = clock();
+      await sandbox.service.deps.db.prisma.idempotencyKey.create({
+        data: {
+          channelId: creds.user_id,
+          key: 'pre-deploy',
+          fingerprint: '4c6c28b1c0504122d5886d852f0eb62394dd65b3cb67fa2963c79f9f8a76ebc3',
+          responseStatus: 201,
+          responseBody: { body: { data: { id: 'stored-before-the-deploy' } }, location: '/channel/v1/bookings/stored-before-the-deploy', meta: true },
+          createdAt: now,
+          expiresAt: new Date(now.getTime() + 3_600_000),
+        },
+      });
+      const replay = await api.book({ booker_name: 'Pre Deploy', book_token: 'pre-deploy-token' }, { 'idempotency-key': 'pre-deploy' });
+      expect({ status: replay.status, replayed: replay.headers.get('idempotent-replayed') }).toEqual({ status: 201, replayed: 'true' });
+      expect((await replay.json()).data).toEqual({ id: 'stored-before-the-deploy' });
+      for (const query of ['?retry=1', '?token=pre-deploy-token']) {
+        const res = await api.call('POST', `/bookings${query}`, body, { 'idempotency-key': 'pre-deploy' });
+        expect(res.headers.get('idempotent-replayed'), query).toBeNull();
+        await expectError(res, 409, 'IDEMPOTENCY_KEY_REUSED');
+      }
+      // And a live one: booked without a query string, replayed without one, refused with one.
+      const offer = await api.offer({ from: 34 });
+      const live = { book_token: offer.bookToken, booker_name: 'Live' };
+      expect((await api.book(live, { 'idempotency-key': 'live-1' })).status).toBe(201);
+      expect((await api.book(live, { 'idempotency-key': 'live-1' })).headers.get('idempotent-replayed')).toBe('true');
+      await expectError(await api.call('POST', '/bookings?page=2', live, { 'idempotency-key': 'live-1' }), 409, 'IDEMPOTENCY_KEY_REUSED');
+      expect(await sandbox.service.deps.db.prisma.booking.count({ where: { channelId: creds.user_id, bookerName: 'Live' } })).toBe(1);
+    });
+
     it('a 502 does not hold the key: the retry runs again', async () => {
       const offer = await api.offer({ from: 32 });
       const body = { book_token: offer.bookToken, booker_name: 'Retry' };
@@ -274,6 +307,56 @@ describe('POST /bookings', () => {
       const retry = await api.book(body, { 'idempotency-key': 'k-502' });
       expect({ status: retry.status, replayed: retry.headers.get('idempotent-replayed') }).toEqual({ status: 201, replayed: null });
     });
+  });
+});
+
+// Issue 15, finding 4: a book_token for 1 adult booked with guests_adult 12 and guests_child 5 was
+// 201, and the voucher promised the property a party of 17 the provider did not hold.
+describe('the party is the one paid for', () => {
+  let creds: IssuedCredentials;
+  let api: ReturnType<typeof v1>;
+  beforeAll(async () => {
+    creds = await production.channel({ balance: 5_000_000n });
+    api = v1(production, creds);
+  });
+
+  async function refused(body: Record<string, unknown>, fields: { field: string; reason: string }[]) {
+    const error = await expectError(await api.book(body), 400, 'VALIDATION_ERROR');
+    expect(error.details!.fields).toEqual(fields);
+  }
+
+  it('more adults or children than the book_token priced: 400 naming each field; nothing booked or charged; the token still books', async () => {
+    const offer = await api.offer({ from: 44, adults: 1 });
+    const base = { book_token: offer.bookToken, booker_name: 'Big Party' };
+    const before = await balanceOf(production, creds.user_id);
+    const adults = { field: 'guests_adult', reason: 'at most 1: the adults the book token was priced for' };
+    const children = { field: 'guests_child', reason: 'at most 0: the children the book token was priced for' };
+    await refused({ ...base, guests_adult: 12, guests_child: 5 }, [adults, children]);
+    await refused({ ...base, guests_adult: 2 }, [adults]);
+    await refused({ ...base, guests_adult: 1, guests_child: 1 }, [children]);
+    expect(await balanceOf(production, creds.user_id)).toBe(before);
+    expect(await production.service.deps.db.prisma.booking.count({ where: { channelId: creds.user_id } })).toBe(0);
+    expect(await production.service.deps.db.prisma.ledgerEntry.count({ where: { channelId: creds.user_id, kind: 'booking_charge' } })).toBe(0);
+
+    const res = await api.book({ ...base, booker_name: 'Small Party', guests_adult: 1, guests_child: 0 });
+    expect(res.status).toBe(201);
+    const { data } = await res.json();
+    expect(data).toMatchObject({ guestsAdult: 1, guestsChild: 0, totalAmount: String(offer.amount) });
+    expect(await balanceOf(production, creds.user_id)).toBe(before - BigInt(offer.amount));
+    const voucher = await api.call('GET', `/reservations/${data.id}/voucher?format=html`);
+    expect(voucher.status).toBe(200);
+    expect(await voucher.text()).toContain('data-field="party">1 adult<');
+  });
+
+  it('a token for several rooms allows the party of every room together', async () => {
+    // 5 adults and 2 children over 2 rooms.
+    const offer = await api.offer({ from: 48, adults: 5, query: '&children=2&rooms=2' });
+    await refused({ book_token: offer.bookToken, booker_name: 'Two Rooms', guests_adult: 6, guests_child: 2 }, [
+      { field: 'guests_adult', reason: 'at most 5: the adults the book token was priced for' },
+    ]);
+    const res = await api.book({ book_token: offer.bookToken, booker_name: 'Two Rooms', guests_adult: 5, guests_child: 2 });
+    expect(res.status).toBe(201);
+    expect((await res.json()).data).toMatchObject({ guestsAdult: 5, guestsChild: 2 });
   });
 });
 
@@ -411,6 +494,8 @@ describe('PATCH /bookings/{id}', () => {
     const id = await booked(92);
     await expectError(await api.call('PATCH', `/bookings/${id}`, {}), 400, 'VALIDATION_ERROR');
     await expectError(await api.call('PATCH', `/bookings/${id}`, { total_amount: 1 }), 400, 'VALIDATION_ERROR');
+    // Guest counts are not changed after booking: the party stays the one paid for (issue 15, finding 4).
+    await expectError(await api.call('PATCH', `/bookings/${id}`, { guests_adult: 12, guests_child: 5 }), 400, 'VALIDATION_ERROR');
     await expectError(await api.call('PATCH', `/bookings/${id}`, { special_requests: 'x'.repeat(501) }), 400, 'VALIDATION_ERROR');
     const stranger = v1(sandbox, await sandbox.channel());
     await expectError(await stranger.call('PATCH', `/bookings/${id}`, { guest_first_name: 'X' }), 404, 'NOT_FOUND');

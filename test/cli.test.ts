@@ -194,6 +194,14 @@ describe('operator CLI against the running service', () => {
     expect(usage.json.error.code).toBe('USAGE');
   });
 
+  it('takes a command named after an Object.prototype member for an unknown command (issue 15, finding 8)', async () => {
+    // The command table was a plain object: these found its inherited members and failed as CLI_ERROR.
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const result = await admin(name);
+      expect(result, name).toEqual({ code: 2, json: { error: { code: 'USAGE', message: `unknown command ${name}` } } });
+    }
+  });
+
   it('the operator API refuses partner credentials and a wrong operator token', async () => {
     const asPartner = await fetch(`${baseUrl}/admin/v1/channels/${created.user_id}`, { headers: { 'x-api-key': created.api_key } });
     expect(asPartner.status).toBe(403);

@@ -1,4 +1,7 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UpstreamProperty } from '../src/upstream/protocol.js';
 import type { IssuedCredentials } from '../src/services/operator.js';
 import { Dataset } from '../src/simulator/dataset.js';
 import { apiKey, startTestService, type TestService } from './helpers/service.js';
@@ -172,5 +175,90 @@ describe('content files', () => {
     const body = await res.json();
     expect(body.error.code).toBe('VALIDATION_ERROR');
     expect(body.error.details.fields[0].field).toBe(field);
+  });
+});
+
+// Issue 15, finding 6: provider text starting with =, +, -, @ went into the CSV files as it was,
+// and a spreadsheet runs such a cell as a formula (=HYPERLINK(...)). A stub provider serves the
+// catalog with such names; numbers (a negative longitude) must stay plain numbers.
+describe('content files in CSV escape formulas in the provider text', () => {
+  const HYPERLINK = '=HYPERLINK("http://evil.example/?q=1","Click")';
+  const catalog: UpstreamProperty[] = [
+    {
+      id: 1, name: HYPERLINK, city: '+Seoul', country: 'KR', address: '@Home 1', star_rating: 4.5,
+      latitude: 37.77, longitude: -122.42, timezone: 'America/Los_Angeles', updated_at: '2026-10-01T00:00:00.000Z',
+      room_types: [{
+        id: '1-r1', property_id: 1, name: '+Suite', max_occupancy: 2,
+        bed_groups: [{ id: 'b1', description: '=1+1' }, { id: 'b2', description: 'Twin' }],
+        rate_plans: [{ id: '1-r1-p1', roomtype_id: '1-r1', name: '-10% deal', meal_plan: 'room_only', refundable: true, cancellation_policy: 'flexible' }],
+      }],
+    },
+    {
+      id: 2, name: '-2+3', city: '@Busan', country: 'KR', address: '\tTabbed', star_rating: 3,
+      latitude: -33.87, longitude: -0.5, timezone: 'Asia/Seoul', updated_at: '2026-10-02T00:00:00.000Z',
+      room_types: [{
+        id: '2-r1', property_id: 2, name: '\uFF1D1+1', max_occupancy: 3, bed_groups: [{ id: 'b1', description: 'Queen' }],
+        rate_plans: [{ id: '2-r1-p1', roomtype_id: '2-r1', name: '\rPlain rate', meal_plan: 'breakfast', refundable: false, cancellation_policy: 'non_refundable' }],
+      }],
+    },
+  ];
+  let provider: Server;
+  let stub: TestService;
+  let key: Record<string, string>;
+
+  beforeAll(async () => {
+    provider = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'GET' && req.url?.startsWith('/properties?')) {
+        const withRooms = new URL(req.url, 'http://x').searchParams.get('include') === 'rooms';
+        const properties = catalog.map(({ room_types, ...p }) => (withRooms ? { ...p, room_types } : p));
+        res.end(JSON.stringify({ properties, next_cursor: null }));
+        return;
+      }
+      res.statusCode = 404;
+      res.end(JSON.stringify({ error: { code: 'not_found', message: 'not in this stub' } }));
+    });
+    provider.listen(0, '127.0.0.1');
+    await once(provider, 'listening');
+    const { port } = provider.address() as { port: number };
+    stub = await startTestService({ UPSTREAM_URL: `http://127.0.0.1:${port}` });
+    key = apiKey(await stub.channel({ scopes: ['properties:read'] }));
+  });
+  afterAll(async () => {
+    await stub?.close();
+    provider?.close();
+  });
+
+  const file = async (kind: string, format: string) => {
+    const res = await stub.request(`/channel/v1/content/files/${kind}?format=${format}`, { headers: key });
+    expect(res.status).toBe(200);
+    return res;
+  };
+
+  it('catalog.csv: the exact cells, formulas prefixed with an apostrophe, numbers plain', async () => {
+    expect(await (await file('catalog', 'csv')).text()).toBe(
+      'id,name,city,country,star_rating,updated_at\n' +
+        `1,"'=HYPERLINK(""http://evil.example/?q=1"",""Click"")",'+Seoul,KR,4.5,2026-10-01T00:00:00.000Z\n` +
+        "2,'-2+3,'@Busan,KR,3,2026-10-02T00:00:00.000Z\n",
+    );
+  });
+
+  it('content.csv: names, address, bed groups and rate plan names escaped; negative coordinates stay numbers', async () => {
+    expect(await (await file('content', 'csv')).text()).toBe(
+      'property_id,property_name,city,country,address,star_rating,latitude,longitude,timezone,updated_at,' +
+        'roomtype_id,roomtype_name,max_occupancy,bed_groups,rateplan_id,rateplan_name,meal_plan,refundable,cancellation_policy\n' +
+        `1,"'=HYPERLINK(""http://evil.example/?q=1"",""Click"")",'+Seoul,KR,'@Home 1,4.5,37.77,-122.42,America/Los_Angeles,` +
+        "2026-10-01T00:00:00.000Z,1-r1,'+Suite,2,'=1+1 | Twin,1-r1-p1,'-10% deal,room_only,true,flexible\n" +
+        "2,'-2+3,'@Busan,KR,'\tTabbed,3,-33.87,-0.5,Asia/Seoul,2026-10-02T00:00:00.000Z," +
+        // A carriage return also needs quotes: the cell is quoted and escaped.
+        "2-r1,'\uFF1D1+1,3,Queen,2-r1-p1,\"'\rPlain rate\",breakfast,false,non_refundable\n",
+    );
+  });
+
+  it('the JSON files keep the text as the provider gave it (escaping is for spreadsheets)', async () => {
+    const items = await (await file('catalog', 'json')).json();
+    expect(items.map((i: { name: string; city: string }) => [i.name, i.city])).toEqual([[HYPERLINK, '+Seoul'], ['-2+3', '@Busan']]);
+    const content = await (await file('content', 'json')).json();
+    expect(content[0]).toMatchObject({ address: '@Home 1', longitude: -122.42, room_types: [{ name: '+Suite', rate_plans: [{ name: '-10% deal' }] }] });
   });
 });

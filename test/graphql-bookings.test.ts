@@ -211,6 +211,24 @@ describe('Mutation.createBooking', () => {
     expect(fields).toEqual(['input.bookerEmail', 'input.bookerName', 'input.guestCountry', 'input.guestsAdult', 'input.saleAmount']);
   });
 
+  it('a larger party than the book token priced is a top-level VALIDATION_ERROR naming the input fields; nothing booked (issue 15, finding 4)', async () => {
+    const offer = await api.offer({ from: 70, adults: 1 });
+    const res = await gql(t, creds, CREATE, { input: { bookToken: offer.bookToken, bookerName: 'Big Party', guestsAdult: 12, guestsChild: 5 } });
+    expect(res.data).toBeNull();
+    expect(topError(res).extensions).toEqual({
+      code: 'VALIDATION_ERROR',
+      details: {
+        fields: [
+          { field: 'input.guestsAdult', reason: 'at most 1: the adults the book token was priced for' },
+          { field: 'input.guestsChild', reason: 'at most 0: the children the book token was priced for' },
+        ],
+      },
+    });
+    expect(await t.service.deps.db.prisma.booking.count({ where: { bookerName: 'Big Party' } })).toBe(0);
+    const booked = dataOf(await gql(t, creds, CREATE, { input: { bookToken: offer.bookToken, bookerName: 'Big Party', guestsAdult: 1 } }));
+    expect(booked.createBooking).toMatchObject({ __typename: 'CreateBookingSuccess', booking: { guestsAdult: 1, guestsChild: 0 } });
+  });
+
   it('a credential without reservations:write gets a top-level INSUFFICIENT_SCOPE; one without any credential UNAUTHORIZED', async () => {
     const reader = await t.channel({ scopes: ['reservations:read', 'search:availability'] });
     const offer = await v1(t, reader).offer();

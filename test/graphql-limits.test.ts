@@ -200,6 +200,24 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
     }
   });
 
+  it('cost: a variable named after an Object.prototype member costs what the operation runs with (issue 15, finding 8)', async () => {
+    const shape = (v: string) => `query($${v}: Int) { properties(first: $${v}) { nodes { roomTypes { id } } } }`;
+    // No value: the field's default page (20 properties, 10 room types each counted): 220 items, 3 points.
+    const unset = documentCost(parse(shape('v')), {});
+    expect(unset).toBe(3);
+    // graphql-js cannot set `__proto__` on its variables object: the field runs with its default
+    // page, so a client sending {"__proto__": 1} is charged for that page, not for 1 property.
+    const sent = JSON.parse('{"__proto__": 1}') as Record<string, unknown>;
+    expect(documentCost(parse(shape('__proto__')), sent)).toBe(unset);
+    const res = await gql(shape('__proto__'), sent);
+    expect(res.errors).toBeUndefined();
+    expect((res.data!.properties as { nodes: unknown[] }).nodes).toHaveLength(20);
+    expect((res as { extensions?: { rateLimit?: { cost?: number } } }).extensions?.rateLimit?.cost).toBe(unset);
+    // A variable without a value has none, whatever its name (not Object.prototype's member).
+    for (const name of ['constructor', 'toString', 'valueOf']) expect(documentCost(parse(shape(name)), {}), name).toBe(unset);
+    expect(documentCost(parse(shape('constructor')), { constructor: 1 })).toBe(1);
+  });
+
   it('the deepest real query (5 levels) and fragments, which add no level, are within the limits', async () => {
     const res = await gql(`{ properties(first: 2) { nodes { ... on Property { roomTypes { ...RT } } } } }
       fragment RT on RoomType { id ratePlans { id cancellationPolicy } }`);

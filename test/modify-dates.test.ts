@@ -535,6 +535,9 @@ describe('refusals', () => {
     [{ checkin: day(40), checkout: day(42) }, 'checkin'],
     [{ checkin: day(40), checkout: day(43), preview: 'yes' }, 'preview'],
     [{ checkin: day(40), checkout: day(43), adults: 3 }, '(body)'],
+    // The party stays the one paid for: a date change takes no guest counts (issue 15, finding 4).
+    [{ checkin: day(40), checkout: day(43), guests_adult: 12 }, '(body)'],
+    [{ checkin: day(40), checkout: day(43), guests_child: 5 }, '(body)'],
     [{ checkin: day(40), checkout: day(43), sale_amount: 0 }, 'sale_amount'],
     [{ checkin: day(40), checkout: day(43), sale_amount: -5 }, 'sale_amount'],
     [{ checkin: day(40), checkout: day(43), sale_amount: 12.5 }, 'sale_amount'],

@@ -464,6 +464,18 @@ describe('the documents and the docs pages are served without a credential', () 
     expect(document.status).toBe(200);
     expect(document.headers.get('content-type')).toMatch(/^application\/json/);
   });
+
+  // Issue 15, finding 8: the asset table was a plain object, so these names found Object.prototype's
+  // members and the request failed with 500 INTERNAL_ERROR, without any credential.
+  it.each(['v1', 'v2'] as const)('%s: an asset named after an Object.prototype member is 404 NOT_FOUND in the envelope', async (version) => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__']) {
+      const res = await t.request(`${BASE[version]}/docs/assets/${name}`);
+      expect(res.status, name).toBe(404);
+      const body = await res.json();
+      expect(body.error, name).toMatchObject({ code: 'NOT_FOUND', message: `No docs asset ${name}` });
+      expect(body.meta.request_id, name).toBe(res.headers.get('x-request-id'));
+    }
+  });
 });
 
 describe('every route answers only what its document lists', () => {

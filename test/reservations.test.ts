@@ -654,6 +654,9 @@ describe('PATCH /reservations/{id}', () => {
     [{ special_requests: 'x'.repeat(501) }, 'special_requests'],
     [{ arrival_time: '7pm' }, 'arrival_time'],
     [{ check_in: day(9) }, '(body)'],
+    // The party is not changed here: what was paid for stays (issue 15, finding 4).
+    [{ adults: 12 }, '(body)'],
+    [{ guests_adult: 12, guests_child: 5 }, '(body)'],
   ])('400 VALIDATION_ERROR for %j', async (body, field) => {
     const data = (await (await r.list('?per_page=1')).json()).data[0];
     const error = await expectError(await r.patch(data.id, body), 400, 'VALIDATION_ERROR');

@@ -182,6 +182,72 @@ describe.each(['production', 'sandbox'] as const)('%s', (env) => {
       }
     });
 
+  });
+
+  // Issue 15, finding 3: the fingerprint ignored the query string, where v2 tokens travel, so the
+  // same key with another token replayed the first answer and the second booking stayed as it was.
+  describe('Idempotency-Key: the query string is part of the request', () => {
+    const keyed = (method: string, href: string, key: string, body?: unknown) =>
+      t.request(href, {
+        method,
+        headers: { ...apiKey(who), 'idempotency-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+
+    it('cancel: the same key with another ?token= is 409 IDEMPOTENCY_KEY_REUSED and that booking stays; the same token replays', async () => {
+      const guest = { rooms: [{ given_name: 'Idem', family_name: 'Potent' }] };
+      const x = await (await call('POST', (await bookLink(['2'], 160)).href, guest)).json();
+      const y = await (await call('POST', (await bookLink(['2'], 175)).href, guest)).json();
+      const yBefore = await (await call('GET', y.links.retrieve.href)).json();
+      expect(yBefore.status).toBe('confirmed');
+
+      const first = await keyed('PUT', x.links.cancel.href, 'cancel-k1');
+      expect(first.status).toBe(200);
+      const cancelled = await first.json();
+      expect(cancelled).toMatchObject({ itinerary_id: x.itinerary_id, status: 'cancelled' });
+      const balance = (await checkInvariants(t, who.user_id)).balance;
+
+      const other = await keyed('PUT', y.links.cancel.href, 'cancel-k1');
+      expect(other.headers.get('idempotent-replayed')).toBeNull();
+      await expectError(other, 409, 'IDEMPOTENCY_KEY_REUSED');
+      // As it was (its cancel link is signed afresh on each retrieve, so the links differ).
+      const { links: _links, ...yAsBefore } = yBefore;
+      expect(await (await call('GET', y.links.retrieve.href)).json()).toEqual({ ...yAsBefore, links: { cancel: expect.anything() } });
+      expect((await checkInvariants(t, who.user_id)).balance).toBe(balance);
+
+      // The same token, written with its dots percent-encoded, is the same request: replayed.
+      const encoded = x.links.cancel.href.replace(/token=(.*)$/, (_m: string, token: string) => `token=${token.replaceAll('.', '%2E')}`);
+      expect(encoded).not.toBe(x.links.cancel.href);
+      for (const href of [x.links.cancel.href, encoded]) {
+        const replay = await keyed('PUT', href, 'cancel-k1');
+        expect({ status: replay.status, replayed: replay.headers.get('idempotent-replayed') }).toEqual({ status: 200, replayed: 'true' });
+        expect(await replay.json()).toEqual(cancelled);
+      }
+      // Y was never touched: its own cancel link still cancels it.
+      expect((await keyed('PUT', y.links.cancel.href, 'cancel-k2')).status).toBe(200);
+    });
+
+    it('book: the same key and body with another ?token= is 409 IDEMPOTENCY_KEY_REUSED, nothing is booked or charged, and that token still books', async () => {
+      const guest = { rooms: [{ given_name: 'Idem', family_name: 'Book' }] };
+      const a = await bookLink(['2'], 190);
+      const b = await bookLink(['2'], 205);
+      const first = await keyed('POST', a.href, 'book-k1', guest);
+      expect(first.status).toBe(201);
+      const created = await first.json();
+      const before = await checkInvariants(t, who.user_id);
+
+      await expectError(await keyed('POST', b.href, 'book-k1', guest), 409, 'IDEMPOTENCY_KEY_REUSED');
+      const after = await checkInvariants(t, who.user_id);
+      expect({ balance: after.balance, bookings: after.bookings.length }).toEqual({ balance: before.balance, bookings: before.bookings.length });
+
+      const replay = await keyed('POST', a.href, 'book-k1', guest);
+      expect({ status: replay.status, replayed: replay.headers.get('idempotent-replayed') }).toEqual({ status: 201, replayed: 'true' });
+      expect((await replay.json()).itinerary_id).toBe(created.itinerary_id);
+      expect((await keyed('POST', b.href, 'book-k2', guest)).status).toBe(201);
+    });
+  });
+
+  describe('v2 scopes', () => {
     it('scopes: booking needs reservations:write, retrieve reservations:read', async () => {
       const reader = await t.channel({ scopes: ['search:availability', 'reservations:read'], balance: START });
       const book = await bookLink(['2'], 140, reader);

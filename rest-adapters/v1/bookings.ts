@@ -76,8 +76,12 @@ const CreateBookingWire = z
     guest_last_name: optional(bookingRules.personName),
     guest_phone: optional(bookingRules.phone),
     guest_country: optional(bookingRules.country).openapi({ description: 'ISO 3166-1 alpha-2', example: 'KR' }),
-    guests_adult: optional(bookingRules.guestsAdult).openapi({ description: "Default: the book_token's adults" }),
-    guests_child: optional(bookingRules.guestsChild).openapi({ description: "Default: the book_token's children" }),
+    guests_adult: optional(bookingRules.guestsAdult).openapi({
+      description: "Default and most: the adults the book_token was priced for (every room together); more is 400 VALIDATION_ERROR naming guests_adult",
+    }),
+    guests_child: optional(bookingRules.guestsChild).openapi({
+      description: "Default and most: the children the book_token was priced for (every room together); more is 400 VALIDATION_ERROR naming guests_child",
+    }),
     property_name: optional(bookingRules.displayName).openapi({ description: 'Display only; default: the catalog name' }),
     room_type: optional(bookingRules.displayName).openapi({ description: 'Display only' }),
     rate_plan: optional(bookingRules.displayName).openapi({ description: 'Display only' }),

@@ -49,13 +49,28 @@ function fileRoute(kind: 'catalog' | 'content') {
         description: 'The file, streamed',
         content: {
           'application/json': { schema: z.array(kind === 'catalog' ? CatalogItem : ContentItem) },
-          'text/csv': { schema: z.string().openapi({ description: `Columns: ${(kind === 'catalog' ? CATALOG_COLUMNS : CONTENT_COLUMNS).join(', ')}` }) },
+          'text/csv': {
+            schema: z.string().openapi({
+              description:
+                `Columns: ${(kind === 'catalog' ? CATALOG_COLUMNS : CONTENT_COLUMNS).join(', ')}. A text cell starting with =, +, -, @, ` +
+                'a tab or a carriage return is written with a leading apostrophe, so a spreadsheet does not run it as a formula',
+            }),
+          },
         },
       },
       ...errorResponses(400, 401, 403, 429, 502),
     },
   });
 }
+
+/**
+ * csv-stringify's options for both files. `escape_formulas` puts `'` before a text cell that a
+ * spreadsheet would run as a formula: one starting with `=`, `+`, `-`, `@`, a tab or a carriage
+ * return (and the full-width `＝ ＋ － ＠`), since names and addresses are the provider's text
+ * (issue 15, finding 6). Numbers are left alone, a negative longitude included (the option skips
+ * `-` in a number cell); booleans are written `true`/`false`.
+ */
+const CSV_OPTIONS = { escape_formulas: true, cast: { boolean: (v: boolean) => String(v) } } as const;
 
 function catalogRow(p: PropertySummary): Record<(typeof CATALOG_COLUMNS)[number], unknown> {
   const { id, name, city, country, star_rating, updated_at } = propertyToWire(p);
@@ -101,10 +116,10 @@ export function contentRoutes(app: OpenAPIHono<HttpEnv>) {
         yield ']';
       }
       async function* csv() {
-        yield stringify([kind === 'catalog' ? [...CATALOG_COLUMNS] : [...CONTENT_COLUMNS]]);
+        yield stringify([kind === 'catalog' ? [...CATALOG_COLUMNS] : [...CONTENT_COLUMNS]], CSV_OPTIONS);
         for await (const page of pages) {
           const rows = kind === 'catalog' ? page.map((p) => Object.values(catalogRow(p))) : page.flatMap((p) => contentRows(p as Property));
-          if (rows.length) yield stringify(rows, { cast: { boolean: (v) => String(v) } });
+          if (rows.length) yield stringify(rows, CSV_OPTIONS);
         }
       }
       return streamResponse(c, format === 'csv' ? csv() : json(), {

@@ -103,7 +103,8 @@ class UsageError extends Error {}
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   const json = rest.includes('--json');
-  const command = name ? COMMANDS[name] : undefined;
+  // Own commands only: `constructor` or `toString` is an unknown command, not Object.prototype's member.
+  const command = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   try {
     if (!command) throw new UsageError(name ? `unknown command ${name}` : 'no command given');
     const { values } = parseArgs({

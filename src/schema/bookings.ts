@@ -20,6 +20,7 @@ import {
   type BookingPage,
   type CancellationQuote,
   type FilterNames,
+  type PartyNames,
 } from '../services/bookings.js';
 import type { AppError } from '../services/errors.js';
 import { InsufficientBalanceError } from '../services/ledger.js';
@@ -246,8 +247,8 @@ const CreateBookingInput = builder.inputType('CreateBookingInput', {
     guestLastName: t.string(),
     guestPhone: t.string(),
     guestCountry: t.string({ description: 'ISO 3166-1 alpha-2' }),
-    guestsAdult: t.int({ description: "Default: the book token's adults" }),
-    guestsChild: t.int({ description: "Default: the book token's children" }),
+    guestsAdult: t.int({ description: "Default and most: the adults the book token was priced for (every room together); more is a VALIDATION_ERROR" }),
+    guestsChild: t.int({ description: "Default and most: the children the book token was priced for (every room together); more is a VALIDATION_ERROR" }),
     propertyName: t.string({ description: 'Display only; default: the catalog name' }),
     roomType: t.string({ description: 'Display only' }),
     ratePlan: t.string({ description: 'Display only' }),
@@ -332,6 +333,9 @@ const updateArgs = z.object({
     .refine((v) => Object.values(v).some((x) => x !== undefined), 'give at least one field to change'),
 });
 
+/** The party rule's refusals of createBooking name the GraphQL input fields. */
+const PARTY_NAMES: PartyNames = { guestsAdult: 'input.guestsAdult', guestsChild: 'input.guestsChild' };
+
 /** Cross-field errors of listBookings name the GraphQL arguments. */
 const FILTER_NAMES: FilterNames = {
   checkinFrom: 'filter.checkinFrom',
@@ -410,7 +414,7 @@ builder.mutationFields((t) => ({
       result: { name: 'CreateBookingSuccess' },
       dataField: { name: 'booking' },
     },
-    resolve: (_root, args, ctx) => createBooking(ctx, args.input as z.infer<typeof createArgs>['input']),
+    resolve: (_root, args, ctx) => createBooking(ctx, args.input as z.infer<typeof createArgs>['input'], PARTY_NAMES),
   }),
   updateBooking: t.field({
     type: BookingRef,

@@ -6,7 +6,7 @@ import { Prisma, type Booking } from '../generated/prisma/client.js';
 import type { RoomOccupancy, Scenario, UpstreamBooking } from '../upstream/protocol.js';
 import { canTransition, transition, isVisible, VISIBLE_STATUSES, type BookingEventType, type BookingStatus, type Trigger, type VisibleStatus } from './bookingStates.js';
 import { cancellationCharges, checkinInstant, freeCancellationBefore, type CancellationCharges } from './cancellation.js';
-import { ConflictError, NotFoundError, UnprocessableError, UpstreamError, ValidationError } from './errors.js';
+import { ConflictError, NotFoundError, UnprocessableError, UpstreamError, ValidationError, type FieldIssue } from './errors.js';
 import { movesBookingMoney, postBookingMoney } from './ledger.js';
 import { convertFromKrw, positiveAmount, type Amount } from './money.js';
 import type { CancellationPolicyType } from './properties.js';
@@ -350,11 +350,32 @@ export async function verifyBookToken(ctx: RequestContext, token: string): Promi
   }
 }
 
-export async function createBooking(ctx: RequestContext, input: CreateBookingInput): Promise<Booking> {
+/** The guest-count fields as each surface spells them, for the party rule's refusals. */
+export type PartyNames = Record<'guestsAdult' | 'guestsChild', string>;
+export const PARTY_NAMES: PartyNames = { guestsAdult: 'guests_adult', guestsChild: 'guests_child' };
+
+export async function createBooking(ctx: RequestContext, input: CreateBookingInput, names: PartyNames = PARTY_NAMES): Promise<Booking> {
   const offer = await verifyBookToken(ctx, input.bookToken);
   // A v1 booking is one row for the whole party, and its own itinerary.
-  const [booking] = await bookOffers(ctx, [{ offer, rooms: [{ occupancy: offer.occupancy, details: input }] }]);
+  const [booking] = await bookOffers(ctx, [{ offer, rooms: [{ occupancy: offer.occupancy, details: input }] }], names);
   return booking!;
+}
+
+/**
+ * The party is the one paid for (issue 15): a booking may name fewer guests than its book token
+ * priced (the adults and the children of every room it holds), never more, or its voucher would
+ * promise the property a party the provider does not hold. Omitted counts are the token's.
+ */
+function partyIssues(occupancy: RoomOccupancy[], details: Pick<CreateBookingInput, 'guestsAdult' | 'guestsChild'>, names: PartyNames): FieldIssue[] {
+  const priced = partySize(occupancy);
+  const issues: FieldIssue[] = [];
+  if (details.guestsAdult !== undefined && details.guestsAdult > priced.adults) {
+    issues.push({ field: names.guestsAdult, reason: `at most ${priced.adults}: the adults the book token was priced for` });
+  }
+  if (details.guestsChild !== undefined && details.guestsChild > priced.children) {
+    issues.push({ field: names.guestsChild, reason: `at most ${priced.children}: the children the book token was priced for` });
+  }
+  return issues;
 }
 
 /** One room of an offer to book, with its occupancy and its guest and booking details. */
@@ -375,9 +396,13 @@ export interface OfferToBook {
  * row (`processing`) with its own charge; the provider books each; then every row is settled.
  * If the provider refuses or fails any room, the rooms it booked are cancelled there and every
  * row is void with its charge given back. The token's amount is split evenly over its rooms
- * (any remainder on the first), so the rows add up to exactly what the token carries.
+ * (any remainder on the first), so the rows add up to exactly what the token carries. Guest counts
+ * given for a room may not exceed its occupancy (partyIssues; 400 naming `names`' fields).
  */
-export async function bookOffers(ctx: RequestContext, offers: OfferToBook[]): Promise<Booking[]> {
+export async function bookOffers(ctx: RequestContext, offers: OfferToBook[], names: PartyNames = PARTY_NAMES): Promise<Booking[]> {
+  // Before anything is asked or written: a refusal leaves the token unused and nothing charged.
+  const issues = offers.flatMap(({ rooms }) => rooms.flatMap((room) => partyIssues(room.occupancy, room.details, names)));
+  if (issues.length) throw new ValidationError(issues);
   const { channelId, appId } = principalOf(ctx);
   const { deps } = ctx;
   const now = deps.clock();

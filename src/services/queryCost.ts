@@ -94,12 +94,7 @@ function operationCost(
 ): number {
   const root = schema.getRootType(operation.operation);
   if (!root) return 1;
-  // Defaults of the operation's variables, under what the client sent.
-  const values: Record<string, unknown> = {};
-  for (const definition of operation.variableDefinitions ?? []) {
-    if (definition.defaultValue) values[definition.variable.name.value] = valueFromASTUntyped(definition.defaultValue);
-  }
-  const walker = new CostWalker(schema, fragments, { ...values, ...variables });
+  const walker = new CostWalker(schema, fragments, variablesOf(operation, variables));
 
   let cost = 0;
   let introspection = false;
@@ -115,6 +110,26 @@ function operationCost(
   }
   if (introspection) cost += 1;
   return Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, cost));
+}
+
+/**
+ * The operation's variables as it runs with them: the client's values over the defaults the
+ * operation declares. Variable names come from the request, so they live in an object without a
+ * prototype: `$constructor` without a value has none (not Object.prototype's member). graphql-js
+ * coerces variables into a plain object, where `__proto__` cannot be set, so a `$__proto__` never
+ * has a value when the operation runs (its argument takes the field's default): it has none here
+ * either, or a client could send `{"__proto__": 1}` and be charged for a page of 1 while the
+ * field returns its default page.
+ */
+function variablesOf(operation: OperationDefinitionNode, sent: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const values: Record<string, unknown> = Object.create(null);
+  for (const definition of operation.variableDefinitions ?? []) {
+    const name = definition.variable.name.value;
+    if (name === '__proto__') continue;
+    if (Object.hasOwn(sent, name)) values[name] = sent[name];
+    else if (definition.defaultValue) values[name] = valueFromASTUntyped(definition.defaultValue);
+  }
+  return values;
 }
 
 interface SelectedField {
