@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { SLOT_LEASE_MS, slotKey } from '../src/events/subscriptionSlots.js';
+import { createSubscriptionSlots, SLOT_LEASE_MS, slotKey } from '../src/events/subscriptionSlots.js';
 import type { IssuedCredentials } from '../src/services/operator.js';
 import { v1 } from './helpers/flow.js';
 import { apiKey, startTestService, type TestService } from './helpers/service.js';
@@ -357,4 +360,95 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)('SUBSCRIPTIONS
     while ((await redis.zcard(slotKey(who.user_id))) > 0 && Date.now() < deadline) await sleep(20);
     expect(await redis.zcard(slotKey(who.user_id))).toBe(0);
   });
+});
+
+/** Redis server time in ms, the clock of the leases. */
+async function redisNow(redis: Redis): Promise<number> {
+  const [seconds, micros] = await redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+describe.runIf(process.env.REDIS_URL)('leases of subscription places (Redis)', () => {
+  let redis: Redis;
+  beforeAll(() => {
+    redis = new Redis(process.env.REDIS_URL!);
+  });
+  afterAll(async () => {
+    await redis?.quit();
+  });
+
+  it('a place is leased for SLOT_LEASE_MS, renewed while held, taken again after it ran out if there is room, and lost if not', async () => {
+    const slots = createSubscriptionSlots(redis, pino({ level: 'silent' }));
+    const channel = randomUUID();
+    const key = slotKey(channel);
+    try {
+      const slot = (await slots.admit(channel, 2))!;
+      expect(slot).not.toBeNull();
+      const [id] = await redis.zrange(key, 0, -1);
+      const leased = Number(await redis.zscore(key, id!));
+      expect(leased - (await redisNow(redis))).toBeGreaterThan(SLOT_LEASE_MS - 1_000);
+      expect(await redis.pttl(key)).toBeGreaterThan(SLOT_LEASE_MS);
+
+      // Renewed: a later expiry.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await slots.renew();
+      expect(Number(await redis.zscore(key, id!))).toBeGreaterThan(leased);
+
+      // Its lease ran out (this instance could not renew), and the channel has room: taken again.
+      await redis.zadd(key, (await redisNow(redis)) - 1, id!);
+      await slots.renew();
+      expect(Number(await redis.zscore(key, id!))).toBeGreaterThan(await redisNow(redis));
+
+      // Ran out again, and meanwhile others took every place: lost, and the holder is told.
+      let lost = false;
+      void slot.lost.then(() => (lost = true));
+      const future = (await redisNow(redis)) + SLOT_LEASE_MS;
+      await redis.zadd(key, (await redisNow(redis)) - 1, id!, future, 'other-1', future, 'other-2');
+      await slots.renew();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(lost).toBe(true);
+      expect(await redis.zscore(key, id!)).toBeNull();
+      expect(await redis.zcard(key)).toBe(2);
+      slot.release();
+      expect(slots.held(channel)).toBe(0);
+      expect(await redis.zcard(key)).toBe(2); // the others' places stay
+    } finally {
+      await slots.close();
+      await redis.del(key);
+    }
+  });
+
+  it('close gives back every place the instance holds', async () => {
+    const slots = createSubscriptionSlots(redis, pino({ level: 'silent' }));
+    const channel = randomUUID();
+    for (let i = 0; i < 3; i++) expect(await slots.admit(channel, 3)).not.toBeNull();
+    expect(await slots.admit(channel, 3)).toBeNull();
+    expect(await redis.zcard(slotKey(channel))).toBe(3);
+    await slots.close();
+    expect(await redis.zcard(slotKey(channel))).toBe(0);
+  });
+});
+
+describe.runIf(process.env.REDIS_URL)('a subscription that lost its place (Redis)', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startTestService({ EVENTS_POLL_INTERVAL_MS: '50', SUBSCRIPTIONS_MAX_PER_CHANNEL: '2' });
+  });
+  afterAll(async () => t?.close());
+
+  it('ends with SUBSCRIPTION_LIMIT_EXCEEDED at the next renewal, and its place is not counted any more', async () => {
+    const who = await t.channel({ name: 'Lost Place' });
+    const stream = await sse(t, who);
+    await until(() => t.service.deps.events.subscribers(who.user_id) === 1, 'admitted');
+    const redis = t.service.deps.redis!;
+    const key = slotKey(who.user_id);
+    const [id] = await redis.zrange(key, 0, -1);
+    // Its lease ran out while this instance could not reach Redis, and two others took the places.
+    const now = await redisNow(redis);
+    await redis.zadd(key, now - 1, id!, now + SLOT_LEASE_MS, 'other-1', now + SLOT_LEASE_MS, 'other-2');
+    // The next renewal round (every SLOT_LEASE_MS / 3) finds it gone.
+    await until(() => limitRefusal(stream, 2), 'the subscription ended with the limit error', SLOT_LEASE_MS);
+    await until(() => t.service.deps.events.subscribers(who.user_id) === 0, 'its place no longer counted');
+    expect(await redis.zrange(key, 0, -1)).toEqual(['other-1', 'other-2']);
+  }, SLOT_LEASE_MS + 10_000);
 });

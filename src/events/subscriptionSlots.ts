@@ -38,6 +38,12 @@ export interface SubscriptionSlots {
   admit(channelId: string, limit: number): Promise<SubscriptionSlot | null>;
   /** The places this instance holds for the channel. */
   held(channelId: string): number;
+  /**
+   * Renews the leases of every place this instance holds (with Redis; run every SLOT_LEASE_MS / 3):
+   * a lease that ran out is taken again if the channel has room, else its subscription is told
+   * the place is lost. Failures are logged and tried again at the next round.
+   */
+  renew(): Promise<void>;
   /** Gives back every place this instance holds, and stops renewing. */
   close(): Promise<void>;
 }
@@ -158,11 +164,8 @@ export function createSubscriptionSlots(redis: Redis | undefined, logger: Logger
     );
   };
   let renewing: Promise<void> | undefined;
-  const timer = redis
-    ? setInterval(() => {
-        renewing ??= renew().finally(() => (renewing = undefined));
-      }, SLOT_LEASE_MS / 3).unref()
-    : undefined;
+  const renewOnce = () => (renewing ??= renew().finally(() => (renewing = undefined)));
+  const timer = redis ? setInterval(() => void renewOnce(), SLOT_LEASE_MS / 3).unref() : undefined;
 
   return {
     admit(channelId, limit) {
@@ -181,6 +184,7 @@ export function createSubscriptionSlots(redis: Redis | undefined, logger: Logger
       });
     },
     held: (channelId) => perChannel.get(channelId) ?? 0,
+    renew: renewOnce,
     async close() {
       closed = true;
       clearInterval(timer);
