@@ -39,11 +39,11 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'properties:read': 'Properties and content files',
   'roomtypes:read': 'Room types and rate plans',
   'search:availability': 'Search, rates and price checks',
-  'reservations:read': 'Read bookings, fee previews and cancellation policies',
+  'reservations:read': 'Read bookings, fee previews and cancellation policies; with channels:write, webhook delivery logs and replays',
   'reservations:write': 'Create, modify and cancel bookings',
   'voucher:read': 'Booking vouchers',
   'channels:read': 'The channel profile',
-  'channels:write': 'Change the channel profile; webhook subscriptions',
+  'channels:write': 'Change the channel profile; webhook subscriptions (their delivery logs and replays need reservations:read too)',
   'tax-invoices:read': 'Tax invoices',
 };
 

@@ -140,7 +140,7 @@ export const errorDescriptions: Readonly<Record<number, string>> = {
   400: 'VALIDATION_ERROR: the request is not valid; details.fields lists each bad field with a reason',
   401: 'UNAUTHORIZED: no credential, or an unknown or revoked key, an expired token or a suspended app',
   402: 'INSUFFICIENT_BALANCE: the channel balance does not cover the charge (production only); details.required and details.available',
-  403: 'INSUFFICIENT_SCOPE: the credential lacks the scope of this route (details.required_scope); IP_NOT_ALLOWED: the caller\'s address is outside its app\'s IP allow list (details.client_ip); HTTPS_REQUIRED: plain HTTP is refused',
+  403: 'INSUFFICIENT_SCOPE: the credential lacks a scope of this route (details.required_scope names it); IP_NOT_ALLOWED: the caller\'s address is outside its app\'s IP allow list (details.client_ip); HTTPS_REQUIRED: plain HTTP is refused',
   404: 'NOT_FOUND: no such resource of this channel (another channel\'s resource is also 404)',
   409: 'Conflict with the current state',
   410: 'TOKEN_EXPIRED: search again for a new token',

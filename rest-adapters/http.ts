@@ -5,7 +5,7 @@ import { createRequestContext, type AppDeps, type RequestContext } from '../src/
 import { authenticate } from '../src/services/auth.js';
 import { clientAddress, type ConnectionFacts } from '../src/services/ipRanges.js';
 import { AppError, InsufficientScopeError, toAppError, UnauthorizedError } from '../src/services/errors.js';
-import type { Scope } from '../src/services/scopes.js';
+import { missingScope, requiredScopes, type ScopeRequirement } from '../src/services/scopes.js';
 import { validationErrorFrom } from './envelope.js';
 
 /** Hono's per-request variables, shared by every adapter. */
@@ -85,12 +85,16 @@ export function authContext(deps: AppDeps, options: { lenient?: boolean } = {}):
   };
 }
 
-/** The scope check of a REST route: the same rule scope-auth applies to GraphQL fields. */
-export function requireScope(scope: Scope): MiddlewareHandler<HttpEnv> {
+/**
+ * The scope check of a REST route: the same rule scope-auth applies to GraphQL fields. Every scope
+ * of the requirement is needed; the 403 names the first one the credential lacks.
+ */
+export function requireScope(requirement: ScopeRequirement): MiddlewareHandler<HttpEnv> {
   return async (c, next) => {
     const { principal } = c.get('ctx');
     if (!principal) throw new UnauthorizedError();
-    if (!principal.scopes.has(scope)) throw new InsufficientScopeError(scope);
+    const missing = missingScope(principal.scopes, requirement);
+    if (missing) throw new InsufficientScopeError(missing);
     await next();
   };
 }
@@ -105,20 +109,23 @@ export function router(): OpenAPIHono<HttpEnv> {
 }
 
 /**
- * A documented route that needs `scope`: declares the security requirement in the OpenAPI
- * document and enforces it with requireScope, so the document and the check cannot disagree.
+ * A documented route that needs `scope` (one scope, or several that are all needed): declares the
+ * security requirement in the OpenAPI document (`OAuth2` lists every scope; `x-required-scopes`
+ * says the same for readers of the API key scheme, which has no scopes) and enforces it with
+ * requireScope, so the document and the check cannot disagree.
  */
 export function scopedRoute<const R extends Omit<RouteConfig, 'security' | 'middleware'>>(
-  scope: Scope,
+  scope: ScopeRequirement,
   route: R,
   /** Middleware that runs after the scope check (Idempotency-Key). */
   after: MiddlewareHandler<HttpEnv>[] = [],
 ) {
+  const scopes = [...requiredScopes(scope)];
   const scoped = {
     ...route,
-    security: [{ ApiKeyAuth: [] }, { OAuth2: [scope] }],
+    security: [{ ApiKeyAuth: [] }, { OAuth2: scopes }],
     middleware: [requireScope(scope), ...after],
-    'x-required-scope': scope,
+    'x-required-scopes': scopes,
   };
   return createRoute(scoped as unknown as R & Pick<RouteConfig, 'security'> & { middleware: MiddlewareHandler<HttpEnv>[] });
 }

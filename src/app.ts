@@ -5,8 +5,8 @@ import type { Duplex } from 'node:stream';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { GraphQLError, type DocumentNode } from 'graphql';
-import type { ServerOptions } from 'graphql-ws';
+import { GraphQLError, type DocumentNode, type ExecutionArgs } from 'graphql';
+import type { ServerOptions, SubscribePayload } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { pino, type Logger } from 'pino';
 import { WebSocketServer } from 'ws';
@@ -24,9 +24,18 @@ import { migrate } from './db/migrate.js';
 import { openRedis } from './db/redis.js';
 import { createEventBus } from './events/bus.js';
 import { Dispatcher } from './events/dispatcher.js';
-import { createGraphQL, type GraphQLServer, type Yoga } from './graphql.js';
+import { createGraphQL, maskError, type GraphQLServer, type Yoga } from './graphql.js';
 import { authenticate, createCredentialCache, type CredentialHeaders, type Principal } from './services/auth.js';
-import { AppError, HttpsRequiredError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, toAppError } from './services/errors.js';
+import {
+  AppError,
+  HttpsRequiredError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ServiceUnavailableError,
+  SubscriptionLimitError,
+  toAppError,
+} from './services/errors.js';
 import { checkEnvironment, claimEnvironment } from './services/environment.js';
 import { clientAddress, isHttps, type ConnectionFacts } from './services/ipRanges.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
@@ -311,7 +320,6 @@ type WsExtra = Extra & { credentials?: CredentialHeaders; clientIp?: string | un
 
 function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<Record<string, unknown>, WsExtra> {
   const { maxPerConnection } = deps.config.subscriptions;
-  const { yoga } = graphql;
   return {
     onConnect: async (ctx) => {
       const params = lowerKeys(ctx.connectionParams ?? {});
@@ -338,73 +346,95 @@ function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<
     onSubscribe: async (ctx, operationId, payload) => {
       const operations = (ctx.extra.operations ??= new Set());
       if (operations.size >= maxPerConnection) {
-        return [
-          new GraphQLError(`A connection runs at most ${maxPerConnection} operations at once; complete one first`, {
-            extensions: { code: 'SUBSCRIPTION_LIMIT_EXCEEDED', details: { limit: maxPerConnection } },
-          }),
-        ];
+        const refusal = new SubscriptionLimitError(`A connection runs at most ${maxPerConnection} operations at once; complete one first`, maxPerConnection);
+        return [maskError(refusal, refusal.message) as GraphQLError];
       }
-      const source = graphql.operationSource(payload);
-      if (typeof source !== 'string') return withoutHttp([source]);
-      let principal: Principal | null = null;
-      let authError: AppError | null = null;
-      try {
-        principal = await authenticate(deps.db.prisma, ctx.extra.credentials ?? {}, {
-          cache: deps.credentials,
-          clientIp: ctx.extra.clientIp,
-        });
-      } catch (error) {
-        authError = toAppError(error);
-      }
-      const id = crypto.randomUUID();
-      const requestContext = createRequestContext(deps, {
-        requestId: id,
-        logger: deps.logger.child({ reqId: id, transport: 'graphql-ws' }),
-        principal,
-        authError,
-        credentials: ctx.extra.credentials,
-        clientIp: ctx.extra.clientIp,
-        signal: undefined,
-      });
-      const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-        ctx: requestContext,
-        request: ctx.extra.request,
-        params: { ...payload, query: source },
-      });
-      let document: DocumentNode;
-      try {
-        // The token limit refuses a document while parsing; a syntax error is the client's too.
-        document = parse(source);
-      } catch (error) {
-        if (isGraphQLError(error)) return withoutHttp([error]);
-        throw error;
-      }
-      const args = {
-        schema,
-        operationName: payload.operationName,
-        document,
-        variableValues: payload.variables,
-        contextValue: await contextFactory(),
-        rootValue: { execute, subscribe },
-      };
-      let errors: readonly GraphQLError[];
-      try {
-        errors = validate(args.schema, args.document);
-      } catch (error) {
-        // The cost limit refuses by throwing (it must not be cached with the document).
-        if (isGraphQLError(error)) return withoutHttp([error]);
-        throw error;
-      }
-      if (errors.length) return withoutHttp(errors);
-      const limited = await chargeWsOperation(requestContext, { ...args, variables: payload.variables });
-      if (limited) return limited;
+      // The place is taken with the check, before the first await: a burst of subscribe messages
+      // cannot all pass the check. It is given back on every path that does not start the
+      // operation (a refusal, an error), and by onComplete when a started one ends.
       operations.add(operationId);
-      return args;
+      let started = false;
+      try {
+        const prepared = await prepareOperation(deps, graphql, ctx, payload);
+        started = !Array.isArray(prepared);
+        return prepared;
+      } finally {
+        if (!started) operations.delete(operationId);
+      }
     },
     onComplete: (ctx, operationId) => {
       ctx.extra.operations?.delete(operationId);
     },
   };
+}
+
+/**
+ * A graphql-ws subscribe payload made ready to run through Yoga's envelop: the credential checked
+ * again, the document parsed and validated (the limits apply), the operation charged to the
+ * channel's rate limit; or the errors refusing it.
+ */
+async function prepareOperation(
+  deps: AppDeps,
+  graphql: GraphQLServer,
+  ctx: { extra: WsExtra },
+  payload: SubscribePayload,
+): Promise<readonly GraphQLError[] | ExecutionArgs> {
+  const { yoga } = graphql;
+  const source = graphql.operationSource(payload);
+  if (typeof source !== 'string') return withoutHttp([source]);
+  let principal: Principal | null = null;
+  let authError: AppError | null = null;
+  try {
+    principal = await authenticate(deps.db.prisma, ctx.extra.credentials ?? {}, {
+      cache: deps.credentials,
+      clientIp: ctx.extra.clientIp,
+    });
+  } catch (error) {
+    authError = toAppError(error);
+  }
+  const id = crypto.randomUUID();
+  const requestContext = createRequestContext(deps, {
+    requestId: id,
+    logger: deps.logger.child({ reqId: id, transport: 'graphql-ws' }),
+    principal,
+    authError,
+    credentials: ctx.extra.credentials,
+    clientIp: ctx.extra.clientIp,
+    signal: undefined,
+  });
+  const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+    ctx: requestContext,
+    request: ctx.extra.request,
+    params: { ...payload, query: source },
+  });
+  let document: DocumentNode;
+  try {
+    // The token limit refuses a document while parsing; a syntax error is the client's too.
+    document = parse(source);
+  } catch (error) {
+    if (isGraphQLError(error)) return withoutHttp([error]);
+    throw error;
+  }
+  const args = {
+    schema,
+    operationName: payload.operationName,
+    document,
+    variableValues: payload.variables,
+    contextValue: await contextFactory(),
+    rootValue: { execute, subscribe },
+  };
+  let errors: readonly GraphQLError[];
+  try {
+    errors = validate(args.schema, args.document);
+  } catch (error) {
+    // The cost limit refuses by throwing (it must not be cached with the document).
+    if (isGraphQLError(error)) return withoutHttp([error]);
+    throw error;
+  }
+  if (errors.length) return withoutHttp(errors);
+  const limited = await chargeWsOperation(requestContext, { ...args, variables: payload.variables });
+  if (limited) return limited;
+  return args;
 }
 
 interface EnvelopedRoot {

@@ -63,7 +63,10 @@ const envSchema = z.object({
    * delivery log shows the answer). Set it for local receivers.
    */
   WEBHOOK_ALLOW_PRIVATE_URLS: flag.default(false),
-  /** Live booking-event subscriptions (graphql-ws and SSE) one channel may hold on one instance. */
+  /**
+   * Live booking-event subscriptions (graphql-ws and SSE) one channel may hold: on one instance, or
+   * with REDIS_URL across every instance sharing that Redis (src/events/subscriptionSlots.ts).
+   */
   SUBSCRIPTIONS_MAX_PER_CHANNEL: z.coerce.number().int().positive().default(10_000),
   /** Operations one graphql-ws connection may run at once. */
   SUBSCRIPTIONS_MAX_PER_CONNECTION: z.coerce.number().int().positive().max(1_000).default(20),

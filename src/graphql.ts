@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { GraphQLError, parse, validate, type ValidationRule } from 'graphql';
+import { getOperationAST, getVariableValues, GraphQLError, parse, validate, type ExecutionArgs, type ValidationRule } from 'graphql';
 import { createGraphQLError, createYoga, isAsyncIterable, isPromise, processRegularResult, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.js';
 import type { AppDeps, RequestContext } from './context.js';
@@ -35,8 +35,9 @@ export interface GraphQLServer {
  *
  * Protection (GRAPHQL_* settings, docs/decisions.md "GraphQL limits"): depth, alias, token and
  * directive limits (graphql-armor), a cost limit on the rate limit's documentCost, CSRF prevention,
- * introspection and GraphiQL switches, field suggestions hidden, persisted operations. The limits and switches are envelop plugins, so graphql-ws (which runs operations
- * through yoga.getEnveloped) gets the same parse and validate.
+ * introspection and GraphiQL switches, suggestions hidden, persisted operations. The limits and
+ * switches are envelop plugins, so graphql-ws (which runs operations through yoga.getEnveloped)
+ * gets the same parse, validate and execute.
  */
 export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQLServer {
   const { config, logger } = deps;
@@ -73,6 +74,8 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQL
     plugins: [
       // HTTP-level refusals with a GraphQL error body and a code (415, 406, malformed parameters).
       httpRequestErrors(),
+      // No "Did you mean ...?" in any error (before variableRequestErrors, which marks what it answers).
+      settings.blockFieldSuggestions ? suggestionsHidden() : {},
       // Variable values that fail coercion: request errors with a code (400).
       variableRequestErrors(),
       EnvelopArmorPlugin(armorConfig(settings)),
@@ -134,7 +137,8 @@ function armorConfig(limits: Limits): ArmorConfig {
     maxDirectives: { n: limits.maxDirectives, ...refuse('directives', limits.maxDirectives) },
     // The cost limit is ours (costLimit below), on the cost the rate limit charges.
     costLimit: { enabled: false },
-    blockFieldSuggestion: { enabled: limits.blockFieldSuggestions, mask: '' },
+    // Armor's only covers some validation errors (not enum values, not variables): suggestionsHidden does it all.
+    blockFieldSuggestion: { enabled: false },
   };
 }
 
@@ -152,6 +156,49 @@ function limitError(kind: keyof typeof LIMIT_CODES, limit: number, armorMessage:
   return new GraphQLError(LIMIT_MESSAGES[kind](limit, found), {
     extensions: { code: LIMIT_CODES[kind], details: found === undefined ? { limit } : { limit, found } },
   });
+}
+
+/**
+ * GRAPHQL_BLOCK_FIELD_SUGGESTIONS: no "Did you mean ...?" in any error, so a schema whose
+ * introspection is off cannot be guessed name by name. graphql-js's own `hideSuggestions` option,
+ * given to every validation (every rule: fields, arguments, input object fields, enum values,
+ * types, directive arguments) and to every execution and subscription; graphql-js then leaves the
+ * suggestion out and writes the rest of the message as before. Validation, execution and
+ * subscription go through this envelop, over HTTP (GET, POST, SSE) and graphql-ws alike.
+ *
+ * Variables: Yoga's executor (@graphql-tools/executor 2.1) coerces them with graphql-js's
+ * coerceInputValue without handing hideSuggestions on, so an enum value or an input object field
+ * in variables would still be suggested. They are coerced here first, by graphql-js's
+ * getVariableValues with the option: variables that fail are answered with its errors (the
+ * executor's, less the suggestion) and the operation goes no further; variables that pass go on
+ * to the executor unchanged.
+ */
+function suggestionsHidden(): Plugin {
+  const hidden = { hideSuggestions: true } satisfies Pick<ExecutionArgs, 'hideSuggestions'>;
+  type Run = (args: Pick<ExecutionArgs, 'schema' | 'document' | 'operationName' | 'variableValues'>) => unknown;
+  const withoutSuggestions =
+    <F extends Run>(run: F) =>
+    (args: Parameters<F>[0]) => {
+      const operation = getOperationAST(args.document, args.operationName);
+      if (operation?.variableDefinitions?.length) {
+        const coerced = getVariableValues(args.schema, operation.variableDefinitions, args.variableValues ?? {}, hidden);
+        if (coerced.errors) return { errors: coerced.errors };
+      }
+      return run(Object.assign({}, args, hidden));
+    };
+  return {
+    onValidate({ validateFn, setValidationFn }) {
+      setValidationFn((schema, documentAST, rules, options, typeInfo) =>
+        validateFn(schema, documentAST, rules, { ...options, ...hidden }, typeInfo),
+      );
+    },
+    onExecute({ executeFn, setExecuteFn }) {
+      setExecuteFn(withoutSuggestions(executeFn));
+    },
+    onSubscribe({ subscribeFn, setSubscribeFn }) {
+      setSubscribeFn(withoutSuggestions(subscribeFn));
+    },
+  };
 }
 
 /**

@@ -11,14 +11,16 @@ import { startTestService, type TestService } from './helpers/service.js';
 /**
  * The authorization matrix: every route of both OpenAPI documents (so a new route is covered the
  * day it is documented) × {no credential, a bad API key, an unknown bearer token, a credential
- * lacking the route's scope, another channel's resource} gives the documented status and code.
+ * lacking one of the route's scopes, another channel's resource} gives the documented status and
+ * code. And the one rule needing two scopes (a webhook's deliveries carry booking records), over
+ * REST and GraphQL.
  */
 
 interface Operation {
   base: string;
   method: string;
   path: string;
-  scope: Scope;
+  scopes: Scope[];
   requiredQuery: string[];
 }
 
@@ -35,16 +37,16 @@ beforeAll(async () => {
 
   for (const base of ['/channel/v1', '/api/channel/v2']) {
     const doc = (await (await t.request(`${base}/openapi.json`)).json()) as {
-      paths: Record<string, Record<string, { 'x-required-scope'?: Scope; parameters?: { in: string; name: string; required?: boolean }[] }>>;
+      paths: Record<string, Record<string, { 'x-required-scopes'?: Scope[]; parameters?: { in: string; name: string; required?: boolean }[] }>>;
     };
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(methods)) {
-        if (!op['x-required-scope']) continue; // the token endpoint and the documents themselves
+        if (!op['x-required-scopes']) continue; // the token endpoint and the documents themselves
         operations.push({
           base,
           method: method.toUpperCase(),
           path,
-          scope: op['x-required-scope'],
+          scopes: op['x-required-scopes'],
           requiredQuery: (op.parameters ?? []).filter((p) => p.in === 'query' && p.required).map((p) => p.name),
         });
       }
@@ -127,7 +129,7 @@ function call(op: Operation, headers: Record<string, string>): Promise<Response>
 describe('every documented route', () => {
   it('is found in the documents (the matrix is not empty)', () => {
     expect(operations.length).toBeGreaterThan(35);
-    expect(new Set(operations.map((o) => o.scope)).size).toBe(SCOPES.length);
+    expect(new Set(operations.flatMap((o) => o.scopes)).size).toBe(SCOPES.length);
   });
 
   it('refuses no credential, a bad API key and an unknown bearer token with 401 UNAUTHORIZED', async () => {
@@ -142,18 +144,20 @@ describe('every documented route', () => {
     }
   });
 
-  it("refuses a credential without the route's scope with 403 INSUFFICIENT_SCOPE naming it", async () => {
+  it("refuses a credential lacking any one of the route's scopes with 403 INSUFFICIENT_SCOPE naming it", async () => {
     const lacking = new Map<Scope, IssuedCredentials>();
     for (const scope of SCOPES) lacking.set(scope, await t.channel({ name: `No ${scope}`, scopes: SCOPES.filter((s) => s !== scope) }));
     for (const op of operations) {
-      const res = await call(op, { 'x-api-key': lacking.get(op.scope)!.api_key });
-      const body = (await res.json()) as { error?: { code?: string; details?: { required_scope?: string } | null } };
-      expect({ route: `${op.method} ${op.base}${op.path}`, status: res.status, code: body.error?.code, scope: body.error?.details?.required_scope }).toEqual({
-        route: `${op.method} ${op.base}${op.path}`,
-        status: 403,
-        code: 'INSUFFICIENT_SCOPE',
-        scope: op.scope,
-      });
+      for (const scope of op.scopes) {
+        const res = await call(op, { 'x-api-key': lacking.get(scope)!.api_key });
+        const body = (await res.json()) as { error?: { code?: string; details?: { required_scope?: string } | null } };
+        expect({ route: `${op.method} ${op.base}${op.path}`, status: res.status, code: body.error?.code, scope: body.error?.details?.required_scope }).toEqual({
+          route: `${op.method} ${op.base}${op.path}`,
+          status: 403,
+          code: 'INSUFFICIENT_SCOPE',
+          scope,
+        });
+      }
     }
   });
 
@@ -188,3 +192,118 @@ async function snapshot() {
   ]);
   return { booking, webhook, delivery, ledger };
 }
+
+describe("a webhook's deliveries (booking records) need channels:write and reservations:read", () => {
+  /** A channel with exactly `scopes`, its webhook and one failed delivery of it carrying a booking record. */
+  async function channelWithDelivery(scopes: Scope[]) {
+    const who = await t.channel({ name: `Deliveries ${scopes.join('+')}`, scopes });
+    const principal = await authenticate(t.service.deps.db.prisma, { apiKey: who.api_key });
+    const ctx = createRequestContext(t.service.deps, { requestId: 'matrix', logger: t.service.deps.logger, principal, authError: null, signal: undefined });
+    const { webhook } = await createWebhook(ctx, { url: 'http://127.0.0.1:9/never' });
+    const delivery = randomUUID();
+    await t.service.deps.db.prisma.webhookDelivery.create({
+      data: {
+        id: delivery,
+        endpointId: webhook.id,
+        channelId: webhook.channelId,
+        type: 'reservation.created',
+        body: JSON.stringify({ type: 'reservation.created', timestamp: new Date().toISOString(), data: { booker_name: 'Private Guest' } }),
+        status: 'failed',
+        nextAttemptAt: new Date(),
+        createdAt: new Date(),
+      },
+    });
+    return { who, webhook: webhook.id, delivery };
+  }
+
+  const rest = (c: { webhook: string; delivery: string }) =>
+    [
+      ['GET', `/channel/v1/webhooks/${c.webhook}/deliveries`],
+      ['GET', `/channel/v1/webhooks/${c.webhook}/deliveries/${c.delivery}`],
+      ['POST', `/channel/v1/webhooks/${c.webhook}/deliveries/${c.delivery}/replay`],
+    ] as const;
+  const graphql = (c: { webhook: string; delivery: string }) =>
+    [
+      ['query($w: ID!) { webhookDeliveries(webhookId: $w) { items { id payload } } }', { w: c.webhook }],
+      ['query($w: ID!, $d: ID!) { webhookDelivery(webhookId: $w, id: $d) { id payload } }', { w: c.webhook, d: c.delivery }],
+      ['mutation($w: ID!, $d: ID!) { replayWebhookDelivery(webhookId: $w, id: $d) { id status } }', { w: c.webhook, d: c.delivery }],
+    ] as const;
+
+  it('a credential with only channels:write gets 403 INSUFFICIENT_SCOPE naming reservations:read, over REST and GraphQL, and nothing is resent', async () => {
+    const c = await channelWithDelivery(['channels:write']);
+    const headers = { 'x-api-key': c.who.api_key };
+    for (const [method, path] of rest(c)) {
+      const res = await t.request(path, { method, headers });
+      const body = (await res.json()) as { data?: unknown; error?: { code?: string; details?: unknown } };
+      expect({ path, status: res.status, error: body.error?.code, details: body.error?.details, data: body.data }).toEqual({
+        path,
+        status: 403,
+        error: 'INSUFFICIENT_SCOPE',
+        details: { required_scope: 'reservations:read' },
+        data: undefined,
+      });
+    }
+    for (const [query, variables] of graphql(c)) {
+      const res = await t.graphql(query, variables, headers);
+      // No value: null data for a non-null field, the nullable field itself null otherwise.
+      expect(Object.values(res.data ?? {}).every((v) => v === null), query).toBe(true);
+      expect(res.errors?.map((e) => e.extensions), query).toEqual([{ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'reservations:read' } }]);
+      expect(JSON.stringify(res)).not.toContain('Private Guest');
+    }
+    // Its other webhook routes still work with channels:write alone.
+    expect((await t.request(`/channel/v1/webhooks/${c.webhook}`, { headers })).status).toBe(200);
+    const delivery = await t.service.deps.db.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: c.delivery } });
+    expect(delivery.status).toBe('failed');
+  });
+
+  it('a credential with only reservations:read is refused naming channels:write', async () => {
+    const c = await channelWithDelivery(['reservations:read']);
+    const headers = { 'x-api-key': c.who.api_key };
+    for (const [method, path] of rest(c)) {
+      const res = await t.request(path, { method, headers });
+      expect(res.status, path).toBe(403);
+      expect(((await res.json()) as { error: { details: unknown } }).error.details).toEqual({ required_scope: 'channels:write' });
+    }
+    for (const [query, variables] of graphql(c)) {
+      const res = await t.graphql(query, variables, headers);
+      expect(res.errors?.map((e) => e.extensions), query).toEqual([{ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'channels:write' } }]);
+    }
+  });
+
+  it('with both scopes (an API key, and a bearer token carrying just these two) the log, the delivery and the replay work, over REST and GraphQL', async () => {
+    const c = await channelWithDelivery(['channels:write', 'reservations:read']);
+    const token = await t.request('/channel/v1/oauth/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: c.who.client_id, client_secret: c.who.client_secret, scope: 'channels:write reservations:read' }),
+    });
+    expect(token.status).toBe(200);
+    const bearer = { authorization: `Bearer ${((await token.json()) as { access_token: string }).access_token}` };
+    const prisma = t.service.deps.db.prisma;
+    const fail = () => prisma.webhookDelivery.update({ where: { id: c.delivery }, data: { status: 'failed' } });
+    for (const headers of [{ 'x-api-key': c.who.api_key }, bearer]) {
+      await fail();
+      const [list, one, replay] = rest(c);
+      const listed = await t.request(list[1], { headers });
+      expect(listed.status).toBe(200);
+      expect(JSON.stringify(await listed.json())).toContain('Private Guest');
+      const read = await t.request(one[1], { headers });
+      expect(read.status).toBe(200);
+      expect(((await read.json()) as { data: { id: string } }).data.id).toBe(c.delivery);
+      const replayed = await t.request(replay[1], { method: replay[0], headers });
+      expect(replayed.status).toBe(202);
+      expect(((await replayed.json()) as { data: { status: string } }).data.status).toBe('pending');
+
+      await fail();
+      const [deliveries, delivery, replayMutation] = graphql(c);
+      const page = await t.graphql(deliveries[0], deliveries[1], headers);
+      expect(page.errors).toBeUndefined();
+      expect(JSON.stringify(page.data)).toContain('Private Guest');
+      const single = await t.graphql(delivery[0], delivery[1], headers);
+      expect((single.data as { webhookDelivery: { id: string } }).webhookDelivery.id).toBe(c.delivery);
+      const again = await t.graphql(replayMutation[0], replayMutation[1], headers);
+      expect(again.errors).toBeUndefined();
+      expect((again.data as { replayWebhookDelivery: { status: string } }).replayWebhookDelivery.status).toBe('pending');
+    }
+  });
+});

@@ -276,7 +276,7 @@ describe('POST /search/rates/batch', () => {
   it('is documented in the OpenAPI document', async () => {
     const doc = await (await t.request('/channel/v1/openapi.json')).json();
     const op = doc.paths['/search/rates/batch'].post;
-    expect(op['x-required-scope']).toBe('search:availability');
+    expect(op['x-required-scopes']).toEqual(['search:availability']);
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '429', '502']));
     expect(doc.components.schemas.BatchRatesItem.properties).toHaveProperty('children_ages');
     expect(doc.components.schemas.BatchRatesRequest.properties.items.items).toEqual({ $ref: '#/components/schemas/BatchRatesItem' });

@@ -296,7 +296,7 @@ describe('authentication, scopes and routing', () => {
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/properties', '/properties/{id}', '/properties/{id}/roomtypes']));
     const listParams = doc.paths['/properties'].get.parameters.map((p: { name: string }) => p.name);
     expect(listParams).toEqual(expect.arrayContaining(['page_token', 'per_page', 'updated_since']));
-    expect(doc.paths['/properties/{id}/roomtypes'].get['x-required-scope']).toBe('roomtypes:read');
+    expect(doc.paths['/properties/{id}/roomtypes'].get['x-required-scopes']).toEqual(['roomtypes:read']);
     expect(doc.components.schemas.PropertyV2.properties.id.type).toBe('string');
     expect(doc.components.securitySchemes.ApiKeyAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Api-Key' });
   });

@@ -423,7 +423,7 @@ describe('OpenAPI', () => {
     const res = await sandbox.request('/api/channel/v2/openapi.json');
     expect(res.status).toBe(200);
     const doc = await res.json();
-    expect(doc.paths['/properties/availability'].get['x-required-scope']).toBe('search:availability');
+    expect(doc.paths['/properties/availability'].get['x-required-scopes']).toEqual(['search:availability']);
     expect(doc.paths['/properties/{propertyId}/rooms/{roomId}/rates/{rateId}'].get.responses).toHaveProperty('403');
     expect(doc.components.schemas).toHaveProperty('RateV2');
   });

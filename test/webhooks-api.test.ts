@@ -795,7 +795,7 @@ describe('a webhook deleted by another request meanwhile: 404, never 500', () =>
 });
 
 describe('the OpenAPI document', () => {
-  it('documents every webhook route with its scope, responses and named schemas', async () => {
+  it('documents every webhook route with its scopes, responses and named schemas', async () => {
     const doc = await (await t.request('/channel/v1/openapi.json')).json();
     // The route's own statuses; the document adds 403 (HTTPS_REQUIRED), 413 (a body), 415 (a JSON body), 500, 503 and 504 to every route.
     const expected: [string, string, string[]][] = [
@@ -813,7 +813,10 @@ describe('the OpenAPI document', () => {
       const operation = doc.paths[path]?.[method];
       expect(operation, `${method} ${path}`).toBeDefined();
       expect(operation.tags).toEqual(['Webhooks']);
-      expect(operation.security).toEqual([{ ApiKeyAuth: [] }, { OAuth2: ['channels:write'] }]);
+      // The delivery log, one delivery and a replay carry booking records: reservations:read too.
+      const scopes = path.includes('/deliveries') ? ['channels:write', 'reservations:read'] : ['channels:write'];
+      expect(operation.security).toEqual([{ ApiKeyAuth: [] }, { OAuth2: scopes }]);
+      expect(operation['x-required-scopes']).toEqual(scopes);
       expect(Object.keys(operation.responses).sort()).toEqual(statuses);
     }
     expect(doc.paths['/webhooks'].post.responses['201'].headers.Location).toBeDefined();

@@ -81,7 +81,9 @@ const V1_DESCRIPTION = `Search, price-check, book, retrieve and cancel lodging t
 **Authentication.** Every route except \`POST /oauth/token\`, this document and the docs page takes either
 \`X-Api-Key: <key>\` (all scopes of its app) or \`Authorization: Bearer oat_...\` from the token endpoint
 (client_credentials, 1800 seconds, the scopes it was issued with). Without a valid one: 401 \`UNAUTHORIZED\`.
-Without the route's scope (\`x-required-scope\` on each operation): 403 \`INSUFFICIENT_SCOPE\`.
+Without the route's scopes (\`x-required-scopes\` on each operation, every one needed; a webhook's delivery log and
+replays need \`channels:write\` and \`reservations:read\`): 403 \`INSUFFICIENT_SCOPE\` naming the missing one in
+\`details.required_scope\`.
 From an address outside the app's IP allow list (\`PUT /apps/me/ip-allow-list\`): 403 \`IP_NOT_ALLOWED\`.
 Plain HTTP where the deployment requires HTTPS: 403 \`HTTPS_REQUIRED\`.
 

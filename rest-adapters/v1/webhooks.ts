@@ -3,6 +3,7 @@ import { BOOKING_EVENT_TYPES } from '../../src/services/bookingStates.js';
 import {
   createWebhook,
   deleteWebhook,
+  DELIVERY_SCOPES,
   getDelivery,
   getWebhook,
   listDeliveries,
@@ -23,7 +24,8 @@ import { Pagination, paginationToWire } from './search.js';
 /**
  * v1 webhook subscriptions (DECISIONS.md, Webhooks; scope channels:write): create (the signing
  * secret is shown once), list, read, change, delete; a test ping; the delivery log and the replay
- * of a delivery. The rules live in src/services/webhooks.ts, shared with GraphQL.
+ * of a delivery, which carry booking records and so need reservations:read too (DELIVERY_SCOPES).
+ * The rules live in src/services/webhooks.ts, shared with GraphQL.
  */
 
 const SCOPE = 'channels:write';
@@ -275,11 +277,12 @@ const pingRoute = scopedRoute(SCOPE, {
   },
 });
 
-const deliveriesRoute = scopedRoute(SCOPE, {
+const deliveriesRoute = scopedRoute(DELIVERY_SCOPES, {
   method: 'get',
   path: '/webhooks/{id}/deliveries',
   tags: TAGS,
   summary: "A webhook's deliveries, newest first, each with its attempts",
+  description: 'Each payload is the booking record sent, guest details included: the route needs reservations:read as well as channels:write.',
   request: { params: WebhookId, query: DeliveriesQuery },
   responses: {
     200: {
@@ -290,11 +293,12 @@ const deliveriesRoute = scopedRoute(SCOPE, {
   },
 });
 
-const deliveryRoute = scopedRoute(SCOPE, {
+const deliveryRoute = scopedRoute(DELIVERY_SCOPES, {
   method: 'get',
   path: '/webhooks/{id}/deliveries/{delivery_id}',
   tags: TAGS,
   summary: 'One delivery with its attempts',
+  description: 'The payload is the booking record sent, guest details included: the route needs reservations:read as well as channels:write.',
   request: { params: DeliveryId },
   responses: {
     200: { description: 'The delivery', content: json(dataEnvelope(DeliveryWire)) },
@@ -302,7 +306,7 @@ const deliveryRoute = scopedRoute(SCOPE, {
   },
 });
 
-const replayRoute = scopedRoute(SCOPE, {
+const replayRoute = scopedRoute(DELIVERY_SCOPES, {
   method: 'post',
   path: '/webhooks/{id}/deliveries/{delivery_id}/replay',
   tags: TAGS,
@@ -310,7 +314,7 @@ const replayRoute = scopedRoute(SCOPE, {
   description:
     'The same webhook-id and body, with a fresh retry schedule. 409 DELIVERY_PENDING while it is still being retried ' +
     '(details.next_attempt_at); 409 DELIVERY_HELD for a held one (enabling the webhook sends it); 409 WEBHOOK_DISABLED: ' +
-    'enable the webhook first.',
+    'enable the webhook first. The body is a booking record: the route needs reservations:read as well as channels:write.',
   request: { params: DeliveryId },
   responses: {
     202: { description: 'The delivery, pending again', content: json(dataEnvelope(DeliveryWire)) },

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { createPubSub, Repeater, SlidingBuffer, type PubSub } from 'graphql-yoga';
 import type { BookingEventMessage } from '../services/webhookDelivery.js';
+import { createSubscriptionSlots, type SubscriptionSlot } from './subscriptionSlots.js';
 
 /**
  * Live booking events for subscribers, one topic per channel. With Redis, an event published by
@@ -15,7 +16,12 @@ export interface EventBus {
   publish(event: BookingEventMessage): void;
   /** The channel's events from now on, until the iterator is returned or the bus closes. */
   subscribe(channelId: string): Repeater<BookingEventMessage>;
-  /** Open subscriptions of the channel on this instance. */
+  /**
+   * Takes one of the channel's `limit` subscription places (src/events/subscriptionSlots.ts): on
+   * this instance, or with Redis across every instance sharing it; null when all are held.
+   */
+  admit(channelId: string, limit: number): Promise<SubscriptionSlot | null>;
+  /** Subscription places the channel holds on this instance. */
   subscribers(channelId: string): number;
   close(): Promise<void>;
 }
@@ -43,12 +49,7 @@ export function createEventBus(redis: Redis | undefined, logger: Logger): EventB
   });
   // Stops of every open subscription, so closing the bus ends them (and their SSE responses).
   const open = new Set<() => void>();
-  const perChannel = new Map<string, number>();
-  const count = (channelId: string, delta: number) => {
-    const n = (perChannel.get(channelId) ?? 0) + delta;
-    if (n > 0) perChannel.set(channelId, n);
-    else perChannel.delete(channelId);
-  };
+  const slots = createSubscriptionSlots(redis, logger);
   return {
     kind: redis ? 'redis' : 'memory',
     publish(event) {
@@ -57,22 +58,23 @@ export function createEventBus(redis: Redis | undefined, logger: Logger): EventB
     subscribe(channelId) {
       const source = pubsub.subscribe('booking-events', channelId);
       return new Repeater<BookingEventMessage>(async (push, stop) => {
-        count(channelId, 1);
         const end = () => stop();
         open.add(end);
         void stop.then(() => {
           open.delete(end);
-          count(channelId, -1);
           return source.return();
         });
         for await (const event of source) await push(event);
         stop();
       }, new SlidingBuffer(SUBSCRIBER_BUFFER));
     },
-    subscribers: (channelId) => perChannel.get(channelId) ?? 0,
+    admit: (channelId, limit) => slots.admit(channelId, limit),
+    subscribers: (channelId) => slots.held(channelId),
     async close() {
       closing = true;
       for (const end of [...open]) end();
+      // Before the Redis client quits (app.ts closes it after the bus).
+      await slots.close();
       if (subscribeClient) await subscribeClient.quit().catch(() => subscribeClient.disconnect());
     },
   };

@@ -7,18 +7,21 @@ import type { ZodError } from 'zod';
 import type { RequestContext } from '../context.js';
 import { InsufficientScopeError, UnauthorizedError, ValidationError } from '../services/errors.js';
 import { amountToNumber } from '../services/money.js';
-import type { Scope } from '../services/scopes.js';
+import type { Principal } from '../services/auth.js';
+import { missingScope as firstMissing, type ScopeRequirement } from '../services/scopes.js';
 
 /**
  * Configuration only: plugins, scalars and scope definitions. Types and their root fields live
  * in one file each beside this one.
  *
  * Deny by default: Query, Mutation and Subscription require an authenticated caller at type level
- * and every root field names its scope (test/schema.test.ts checks that none is missing).
+ * and every root field names its scope (test/schema.test.ts checks that none is missing):
+ * `authScopes: { scope }` with one scope, or a list of scopes that are all needed (the REST route
+ * of the same operation declares the same requirement; src/services/scopes.ts).
  */
 export const builder = new SchemaBuilder<{
   Context: RequestContext;
-  AuthScopes: { authenticated: boolean; scope: Scope };
+  AuthScopes: { authenticated: boolean; scope: ScopeRequirement };
   DefaultFieldNullability: false;
   Scalars: {
     DateTime: { Input: Date; Output: Date };
@@ -34,11 +37,11 @@ export const builder = new SchemaBuilder<{
     authorizeOnSubscribe: true,
     authScopes: (ctx) => ({
       authenticated: ctx.principal !== null,
-      scope: (scope) => ctx.principal?.scopes.has(scope) ?? false,
+      scope: (requirement) => ctx.principal !== null && firstMissing(ctx.principal.scopes, requirement) === undefined,
     }),
     unauthorizedError: (_parent, ctx, _info, result) => {
       if (!ctx.principal) return ctx.authError ?? new UnauthorizedError();
-      const scope = missingScope(result.failure);
+      const scope = missingScope(result.failure, ctx.principal);
       return scope ? new InsufficientScopeError(scope) : new UnauthorizedError(result.message);
     },
   },
@@ -50,13 +53,14 @@ export const builder = new SchemaBuilder<{
   },
 });
 
-function missingScope(failure: AuthFailure): string | undefined {
+/** The scope a refused field's requirement lacks first (the one INSUFFICIENT_SCOPE names). */
+function missingScope(failure: AuthFailure, principal: Principal): string | undefined {
   switch (failure.kind) {
     case AuthScopeFailureType.AuthScope:
-      return failure.scope === 'scope' ? String(failure.parameter) : undefined;
+      return failure.scope === 'scope' ? firstMissing(principal.scopes, failure.parameter as ScopeRequirement) : undefined;
     case AuthScopeFailureType.AllAuthScopes:
     case AuthScopeFailureType.AnyAuthScopes:
-      return failure.failures.map(missingScope).find((s) => s !== undefined);
+      return failure.failures.map((f) => missingScope(f, principal)).find((s) => s !== undefined);
     default:
       return undefined;
   }

@@ -1,7 +1,8 @@
 import { Repeater } from 'graphql-yoga';
 import { principalOf, type RequestContext } from '../context.js';
 import { authenticate } from '../services/auth.js';
-import { AppError, UnauthorizedError } from '../services/errors.js';
+import { holding } from '../events/subscriptionSlots.js';
+import { ServiceUnavailableError, SubscriptionLimitError, UnauthorizedError } from '../services/errors.js';
 import { fromBookingRecord } from '../services/bookings.js';
 import type { BookingEventMessage } from '../services/webhookDelivery.js';
 import { BookingRef } from './bookings.js';
@@ -29,6 +30,8 @@ const BookingEventRef = builder.objectRef<BookingEventMessage>('BookingEvent').i
 
 /** What a subscription yields when its credential stopped being good: the resolver reports it, then it ends. */
 const REVOKED = Symbol('revoked');
+/** What it yields when it lost its place in the channel's limit (src/events/subscriptionSlots.ts). */
+const LOST = Symbol('lost');
 
 /**
  * Whether the credential the subscription started with still allows it: not revoked, not expired,
@@ -53,23 +56,33 @@ builder.subscriptionField('bookingEvents', (t) =>
     type: BookingEventRef,
     description:
       "The channel's booking events from now on; `types` narrows them (all when omitted or empty). " +
-      'Ends with UNAUTHORIZED when the credential is revoked or expires.',
+      'Ends with UNAUTHORIZED when the credential is revoked or expires. Refused with SUBSCRIPTION_LIMIT_EXCEEDED ' +
+      '(details.limit) while the channel holds its limit of subscriptions (SUBSCRIPTIONS_MAX_PER_CHANNEL).',
     authScopes: { scope: 'reservations:read' },
     args: {
       types: t.arg({ type: [BookingEventTypeEnum], required: false }),
     },
-    subscribe: (_root, args, ctx) => {
+    subscribe: async (_root, args, ctx) => {
       const { channelId } = principalOf(ctx);
       const { maxPerChannel } = ctx.deps.config.subscriptions;
-      if (ctx.deps.events.subscribers(channelId) >= maxPerChannel) {
-        throw new AppError(429, 'SUBSCRIPTION_LIMIT_EXCEEDED', `A channel holds at most ${maxPerChannel} subscriptions on one instance`, {
-          limit: maxPerChannel,
-        });
+      // The place is taken with the check (atomically; across instances with Redis), so a burst of
+      // subscriptions cannot all pass the check before any of them counts.
+      const slot = await ctx.deps.events.admit(channelId, maxPerChannel).catch((error: unknown) => {
+        ctx.logger.error({ err: error }, 'subscription places unavailable');
+        throw new ServiceUnavailableError('Live booking events are unavailable for now; subscribe again later');
+      });
+      if (!slot) {
+        const scope = ctx.deps.events.kind === 'redis' ? 'at once' : 'on one instance';
+        throw new SubscriptionLimitError(`A channel holds at most ${maxPerChannel} subscriptions ${scope}`, maxPerChannel);
       }
       const wanted = args.types?.length ? new Set<string>(args.types) : null;
       const source = ctx.deps.events.subscribe(channelId);
-      return new Repeater<BookingEventMessage | typeof REVOKED>(async (push, stop) => {
+      const stream = new Repeater<BookingEventMessage | typeof REVOKED | typeof LOST>(async (push, stop) => {
         void stop.then(() => source.return());
+        void slot.lost.then(async () => {
+          await push(LOST);
+          stop();
+        });
         for await (const event of source) {
           if (wanted && !wanted.has(event.type)) continue;
           if (!(await stillAllowed(ctx, channelId))) {
@@ -80,9 +93,23 @@ builder.subscriptionField('bookingEvents', (t) =>
         }
         stop();
       });
+      // Given back when the stream ends, however it ends: also when it is returned before it
+      // started (a client gone before the first event), where the executor above never runs.
+      return holding(slot, {
+        next: () => stream.next(),
+        return: async (value) => {
+          await source.return();
+          return stream.return(value);
+        },
+        throw: (error) => stream.throw(error),
+      });
     },
-    resolve: (event) => {
+    resolve: (event, _args, ctx) => {
       if (event === REVOKED) throw new UnauthorizedError('The credential of this subscription is no longer valid; subscribe again');
+      if (event === LOST) {
+        const { maxPerChannel } = ctx.deps.config.subscriptions;
+        throw new SubscriptionLimitError(`This subscription lost its place among the channel's ${maxPerChannel}; subscribe again`, maxPerChannel);
+      }
       return event;
     },
   }),

@@ -4,6 +4,7 @@ import { ValidationError } from '../services/errors.js';
 import {
   createWebhook,
   deleteWebhook,
+  DELIVERY_SCOPES,
   getDelivery,
   getWebhook,
   listDeliveries,
@@ -23,7 +24,8 @@ import { PaginationRef } from './search.js';
 
 /**
  * Webhook subscriptions: the GraphQL twins of /channel/v1/webhooks, over the same service and the
- * same input rules (webhookRules). Every root field needs channels:write (DECISIONS.md).
+ * same input rules (webhookRules). Every root field needs channels:write (DECISIONS.md); those that
+ * read or resend deliveries (booking records) need reservations:read too (DELIVERY_SCOPES).
  *
  * Errors: authentication, scope and input validation are top-level errors with
  * `extensions.code`, as everywhere. An unknown webhook or delivery (or another channel's) is null
@@ -229,8 +231,9 @@ builder.queryFields((t) => ({
   webhookDeliveries: t.field({
     type: WebhookDeliveryPageRef,
     description:
-      'The delivery log of a webhook, newest first, each delivery with its attempts. An unknown webhook is a NOT_FOUND error',
-    authScopes: { scope: 'channels:write' },
+      'The delivery log of a webhook, newest first, each delivery with its attempts. An unknown webhook is a NOT_FOUND error. ' +
+      'Payloads are booking records: needs reservations:read as well as channels:write',
+    authScopes: { scope: DELIVERY_SCOPES },
     args: {
       webhookId: t.arg.id({ required: true }),
       status: t.arg({ type: WebhookDeliveryStatus }),
@@ -244,8 +247,8 @@ builder.queryFields((t) => ({
   webhookDelivery: t.field({
     type: WebhookDeliveryRef,
     nullable: true,
-    description: 'One delivery of a webhook, or null when there is none',
-    authScopes: { scope: 'channels:write' },
+    description: 'One delivery of a webhook, or null when there is none. Needs reservations:read as well as channels:write',
+    authScopes: { scope: DELIVERY_SCOPES },
     args: { webhookId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ webhookId: id, id }) },
     resolve: (_root, args, ctx) => orNull(getDelivery(ctx, String(args.webhookId), String(args.id))),
@@ -301,8 +304,8 @@ builder.mutationFields((t) => ({
     description:
       'Sends a delivered or failed delivery again, with the same webhook-id and body and a fresh retry schedule. ' +
       'A pending delivery is a DELIVERY_PENDING error; a held one a DELIVERY_HELD error (enabling the webhook sends it); a ' +
-      'disabled webhook a WEBHOOK_DISABLED error (enable it first)',
-    authScopes: { scope: 'channels:write' },
+      'disabled webhook a WEBHOOK_DISABLED error (enable it first). Needs reservations:read as well as channels:write',
+    authScopes: { scope: DELIVERY_SCOPES },
     args: { webhookId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ webhookId: id, id }) },
     resolve: (_root, args, ctx) => replayDelivery(ctx, String(args.webhookId), String(args.id)),

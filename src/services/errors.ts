@@ -128,6 +128,13 @@ export class RateLimitError extends AppError {
   }
 }
 
+/** SUBSCRIPTIONS_MAX_PER_CONNECTION or SUBSCRIPTIONS_MAX_PER_CHANNEL reached (GraphQL only: extensions.code and details.limit). */
+export class SubscriptionLimitError extends AppError {
+  constructor(message: string, limit: number) {
+    super(429, 'SUBSCRIPTION_LIMIT_EXCEEDED', message, { limit });
+  }
+}
+
 export class NotImplementedError extends AppError {
   constructor(message = 'This endpoint is not implemented') {
     super(501, 'NOT_IMPLEMENTED', message);

@@ -24,3 +24,20 @@ export function sortScopes(scopes: Iterable<Scope>): Scope[] {
   const set = new Set(scopes);
   return SCOPES.filter((s) => set.has(s));
 }
+
+/**
+ * What an operation requires: one scope, or several that are all needed (a webhook's delivery log
+ * carries booking records: channels:write and reservations:read). Declared once per operation,
+ * in its REST route (scopedRoute) or its GraphQL field (authScopes: { scope }).
+ */
+export type ScopeRequirement = Scope | readonly Scope[];
+
+/** The scopes of a requirement, in the order declared. */
+export function requiredScopes(requirement: ScopeRequirement): readonly Scope[] {
+  return typeof requirement === 'string' ? [requirement] : requirement;
+}
+
+/** The first scope of the requirement the credential lacks (the one a 403 names), or undefined. */
+export function missingScope(held: ReadonlySet<Scope>, requirement: ScopeRequirement): Scope | undefined {
+  return requiredScopes(requirement).find((scope) => !held.has(scope));
+}

@@ -6,6 +6,7 @@ import { Prisma, type WebhookAttempt, type WebhookDelivery, type WebhookEndpoint
 import { BOOKING_EVENT_TYPES, type BookingEventType } from './bookingStates.js';
 import { isUuid } from './bookings.js';
 import { ConflictError, NotFoundError } from './errors.js';
+import type { Scope } from './scopes.js';
 import { pageOf, type Page } from './search.js';
 import { storableText } from './text.js';
 import { attemptDelivery, holdDeliveries, leaseMs, PING_EVENT_TYPE, releaseHeld, webhookBody } from './webhookDelivery.js';
@@ -18,6 +19,14 @@ import { validateWebhookUrl } from './webhookUrls.js';
  */
 
 export const MAX_WEBHOOKS_PER_CHANNEL = 20;
+
+/**
+ * The scopes of the operations that read or resend deliveries (the log, one delivery, a replay):
+ * their bodies are booking records with the guests' details, so they need what reading bookings
+ * needs as well as what managing webhooks needs. The other webhook operations (a ping's body holds
+ * only the webhook id) need channels:write alone.
+ */
+export const DELIVERY_SCOPES = ['channels:write', 'reservations:read'] as const satisfies readonly Scope[];
 
 export const webhookRules = {
   url: z.string().trim().min(1, 'must not be empty').max(2048),
