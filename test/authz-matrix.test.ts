@@ -141,7 +141,8 @@ describe('every documented route', () => {
 
   it('the OAuth endpoints take no partner credential: an API key or a bearer token is not client authentication', async () => {
     for (const path of ['/channel/v1/oauth/token', '/channel/v1/oauth/revoke']) {
-      for (const headers of [{ 'x-api-key': owner.api_key }, { authorization: `Bearer ${owner.api_key}` }]) {
+      const partnerCredentials: Record<string, string>[] = [{ 'x-api-key': owner.api_key }, { authorization: `Bearer ${owner.api_key}` }];
+      for (const headers of partnerCredentials) {
         const res = await t.request(path, {
           method: 'POST',
           headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
