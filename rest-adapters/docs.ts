@@ -99,15 +99,15 @@ const RATE_LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-Rat
  * The rate-limit headers, as components: `X-RateLimit-Limit` (required) and
  * `X-RateLimit-Limit.uncharged` (may be absent), and so on. A request is charged, and its answer
  * carries them, once its credential is known and its body passed the size check: so they may be
- * absent from 401, 413, 503 and (a fault before the credential was read) 500. The token endpoint
- * charges every request to its client address, before anything else it does.
+ * absent from 401, 413, 503 and (a fault before the credential was read) 500. The OAuth endpoints
+ * charge every request to its client address, before anything else they do.
  */
 function rateLimitHeaders(required: boolean) {
   const suffix = required ? '' : '.uncharged';
   const when = required ? '' : ' Absent when the request was not charged (no valid credential, a body over the limit, shutting down).';
   return {
     [`X-RateLimit-Limit${suffix}`]: {
-      description: `Requests allowed per window: the channel's rate_limit (the token endpoint: per client address).${when}`,
+      description: `Requests allowed per window: the channel's rate_limit (the token and revocation endpoints: per client address).${when}`,
       required,
       schema: { type: 'integer', minimum: 0 },
     },

@@ -97,7 +97,7 @@ export function errorBody(error: AppError, requestId: string) {
   };
 }
 
-/** The token endpoint's RFC 6749 form: `{ error, error_description }`. */
+/** The RFC 6749 form of the token and revocation endpoints: `{ error, error_description }`. */
 export function oauthErrorResponse(c: Context<HttpEnv>, error: unknown): Response {
   const appError = error instanceof OAuthError ? error : classify(error);
   logFailure(c, error, appError);
@@ -138,7 +138,7 @@ export function dataEnvelope<T extends z.ZodType>(schema: T) {
 /** What each error status means on every route; a route may say more (a tuple in errorResponses). */
 export const errorDescriptions: Readonly<Record<number, string>> = {
   400: 'VALIDATION_ERROR: the request is not valid; details.fields lists each bad field with a reason',
-  401: 'UNAUTHORIZED: no credential, or an unknown or revoked key, an expired token or a suspended app',
+  401: 'UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app',
   402: 'INSUFFICIENT_BALANCE: the channel balance does not cover the charge (production only); details.required and details.available',
   403: 'INSUFFICIENT_SCOPE: the credential lacks a scope of this route (details.required_scope names it); IP_NOT_ALLOWED: the caller\'s address is outside its app\'s IP allow list (details.client_ip); HTTPS_REQUIRED: plain HTTP is refused',
   404: 'NOT_FOUND: no such resource of this channel (another channel\'s resource is also 404)',

@@ -23,6 +23,7 @@ import { openDatabase } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { openRedis } from './db/redis.js';
 import { createEventBus } from './events/bus.js';
+import { createCredentialChanges } from './events/credentialChanges.js';
 import { Dispatcher } from './events/dispatcher.js';
 import { createGraphQL, maskError, type GraphQLServer, type Yoga } from './graphql.js';
 import { authenticate, createCredentialCache, type CredentialHeaders, type Principal } from './services/auth.js';
@@ -103,6 +104,7 @@ export async function createService(
     logger,
   });
   let dispatcher: Dispatcher | undefined;
+  const credentials = createCredentialCache(config.authCacheTtlMs);
   const deps: AppDeps = {
     config,
     db,
@@ -111,7 +113,8 @@ export async function createService(
     upstream,
     catalog: new PropertyCatalog(upstream, config.contentCache),
     tokens: await TokenSigner.load(db.prisma, config),
-    credentials: createCredentialCache(config.authCacheTtlMs),
+    credentials,
+    credentialChanges: createCredentialChanges(credentials, redis, logger),
     clock: options.clock ?? (() => new Date()),
     events: createEventBus(redis, logger),
     webhookSender: new WebhookSender({
@@ -258,6 +261,7 @@ export async function createService(
       for (const client of wss?.clients ?? []) client.close(1001, 'server shutting down');
       // Ends live subscriptions, so SSE responses finish instead of holding the server open.
       await deps.events.close();
+      await deps.credentialChanges.close();
       if (server) {
         const http = server as import('node:http').Server;
         const closed = new Promise<void>((resolve) => http.close(() => resolve()));

@@ -12,6 +12,7 @@ import type { AppError } from './services/errors.js';
 import type { ChannelRateLimits, RateLimiter } from './services/rateLimits.js';
 import type { WebhookSender } from './services/webhookDelivery.js';
 import type { EventBus } from './events/bus.js';
+import type { CredentialChanges } from './events/credentialChanges.js';
 
 const SCENARIO_SET: ReadonlySet<string> = new Set(SCENARIOS);
 
@@ -27,6 +28,8 @@ export interface AppDeps {
   readonly tokens: TokenSigner;
   /** Credentials recently found valid (null when AUTH_CACHE_TTL_MS is 0). */
   readonly credentials: CredentialCache | null;
+  /** Announces a credential change to this instance's cache and, through Redis, to the others'. */
+  readonly credentialChanges: CredentialChanges;
   /** The service's notion of now; tests move it to expire tokens. */
   readonly clock: () => Date;
   /** Live booking events (in-process, or across instances through Redis). */
@@ -36,7 +39,7 @@ export interface AppDeps {
   /** Asks this instance's outbox dispatcher to look for work now (a replay, a re-enabled webhook). */
   readonly dispatcher: { wake(): void };
   readonly limiters: {
-    /** POST /oauth/token: 20 requests per 60 s per client address (spec §8). */
+    /** POST /oauth/token and POST /oauth/revoke together: 20 requests per 60 s per client address (spec §8). */
     readonly oauthToken: RateLimiter;
     /** Every authenticated v1, v2 and GraphQL request: the channel's `rate_limit` per window. */
     readonly api: ChannelRateLimits;

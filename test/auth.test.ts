@@ -38,7 +38,7 @@ describe('authentication (spec §5, DECISIONS.md)', () => {
     await expectError(await t.request('/channel/v1/channels/me', { headers }), 401, 'UNAUTHORIZED');
   });
 
-  it('a suspended app is refused for its API key and its tokens at once, even just after using them, and accepted again after resume', async () => {
+  it('a suspended app is refused for its API key and its tokens at once, even just after using them; after resume the key works again, the tokens stay revoked', async () => {
     const creds = await t.channel();
     const tokenRes = await t.request('/channel/v1/oauth/token', {
       method: 'POST',
@@ -58,7 +58,9 @@ describe('authentication (spec §5, DECISIONS.md)', () => {
     expect(gql.errors?.[0]?.extensions?.code).toBe('UNAUTHORIZED');
     expect((await t.request(`/admin/v1/apps/${creds.app_id}/resume`, { method: 'POST', headers: operator, ip: '127.0.0.1' })).status).toBe(200);
     expect((await t.request('/channel/v1/channels/me', { headers: apiKey(creds) })).status).toBe(200);
-    expect((await t.request('/channel/v1/channels/me', { headers: bearer })).status).toBe(200);
+    // Suspension revoked the token: resuming does not revive it (issue 15).
+    const stale = await expectError(await t.request('/channel/v1/channels/me', { headers: bearer }), 401, 'UNAUTHORIZED');
+    expect(stale.error.message).toMatch(/revoked/);
   });
 
   it('an API key sent as a bearer token is refused, even while the key is cached', async () => {

@@ -28,6 +28,8 @@ let t: TestService;
 let owner: IssuedCredentials;
 let stranger: IssuedCredentials;
 let operations: Operation[] = [];
+/** Documented routes without a scope: those that authenticate the OAuth client instead. */
+const clientAuthenticated: string[] = [];
 const resources: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -41,7 +43,12 @@ beforeAll(async () => {
     };
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(methods)) {
-        if (!op['x-required-scopes']) continue; // the token endpoint and the documents themselves
+        // The token and revocation endpoints authenticate the OAuth client, not a credential
+        // (test/oauth.test.ts); the documents themselves are not in them.
+        if (!op['x-required-scopes']) {
+          clientAuthenticated.push(`${method.toUpperCase()} ${base}${path}`);
+          continue;
+        }
         operations.push({
           base,
           method: method.toUpperCase(),
@@ -130,6 +137,23 @@ describe('every documented route', () => {
   it('is found in the documents (the matrix is not empty)', () => {
     expect(operations.length).toBeGreaterThan(35);
     expect(new Set(operations.flatMap((o) => o.scopes)).size).toBe(SCOPES.length);
+    // Only the OAuth endpoints go without a scope, so no other route can leave the matrix.
+    expect(clientAuthenticated.sort()).toEqual(['POST /channel/v1/oauth/revoke', 'POST /channel/v1/oauth/token']);
+  });
+
+  it('the OAuth endpoints take no partner credential: an API key or a bearer token is not client authentication', async () => {
+    for (const path of ['/channel/v1/oauth/token', '/channel/v1/oauth/revoke']) {
+      const partnerCredentials: Record<string, string>[] = [{ 'x-api-key': owner.api_key }, { authorization: `Bearer ${owner.api_key}` }];
+      for (const headers of partnerCredentials) {
+        const res = await t.request(path, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=client_credentials&token=oat_x',
+        });
+        const body = (await res.json()) as { error?: string };
+        expect({ path, status: res.status, error: body.error }).toEqual({ path, status: 400, error: 'invalid_request' });
+      }
+    }
   });
 
   it('refuses no credential, a bad API key and an unknown bearer token with 401 UNAUTHORIZED', async () => {

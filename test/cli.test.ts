@@ -67,6 +67,17 @@ function me(key: string) {
   return fetch(`${baseUrl}/channel/v1/channels/me`, { headers: { 'x-api-key': key } });
 }
 
+function meByToken(token: string) {
+  return fetch(`${baseUrl}/channel/v1/channels/me`, { headers: { authorization: `Bearer ${token}` } });
+}
+
+function mint(clientId: string, clientSecret: string) {
+  return fetch(`${baseUrl}/channel/v1/oauth/token`, {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }),
+  });
+}
+
 describe('first start of an empty sandbox', () => {
   it('prints a demo credential that works at once', async () => {
     expect(demo.api_key).toMatch(/^ck_/);
@@ -123,11 +134,39 @@ describe('operator CLI against the running service', () => {
     expect((await admin('channel:rate-limit', '--user-id', created.user_id, '--sandbox', '1000')).json.rate_limit.sandbox).toBe(1000);
   });
 
-  it('app:suspend refuses the app at once and app:resume restores it', async () => {
-    expect((await admin('app:suspend', '--app-id', created.app_id)).json.status).toBe('suspended');
+  it('app:suspend refuses the app and revokes its tokens at once; app:resume restores the key, not the tokens', async () => {
+    const token = await mint(created.client_id, created.client_secret);
+    expect(token.status).toBe(200);
+    const { access_token } = await token.json();
+    expect((await meByToken(access_token)).status).toBe(200);
+    const suspended = await admin('app:suspend', '--app-id', created.app_id);
+    expect(suspended.json).toMatchObject({ status: 'suspended', revoked_tokens: 1 });
     expect((await me(created.api_key)).status).toBe(401);
+    expect((await meByToken(access_token)).status).toBe(401);
     expect((await admin('app:resume', '--app-id', created.app_id)).json.status).toBe('active');
     expect((await me(created.api_key)).status).toBe(200);
+    const stale = await meByToken(access_token);
+    expect(stale.status).toBe(401);
+    expect((await stale.json()).error.message).toMatch(/revoked/);
+  });
+
+  it('secret:rotate prints a new client secret once; the old secret and its tokens are refused, the new one mints', async () => {
+    const before = await (await mint(created.client_id, created.client_secret)).json();
+    expect((await meByToken(before.access_token)).status).toBe(200);
+    const { code, json } = await admin('secret:rotate', '--app-id', created.app_id);
+    expect(code).toBe(0);
+    expect(json).toEqual({ app_id: created.app_id, client_id: created.client_id, client_secret: expect.stringMatching(/^cs_/), revoked_tokens: 1 });
+    expect((await meByToken(before.access_token)).status).toBe(401);
+    const old = await mint(created.client_id, created.client_secret);
+    expect(old.status).toBe(401);
+    expect((await old.json()).error).toBe('invalid_client');
+    const fresh = await mint(created.client_id, json.client_secret);
+    expect(fresh.status).toBe(200);
+    expect((await meByToken((await fresh.json()).access_token)).status).toBe(200);
+    // The secret is not kept anywhere the operator can read it again.
+    expect(JSON.stringify((await admin('channel:show', '--user-id', created.user_id)).json)).not.toContain(json.client_secret);
+    created.client_secret = json.client_secret;
+    expect((await admin('secret:rotate')).code).toBe(2);
   });
 
   it('key:rotate issues a new key and revokes the old one', async () => {

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { claim, fingerprintOf, settle } from '../src/services/idempotency.js';
 import { SCOPES } from '../src/services/scopes.js';
+import { digest } from '../src/services/secrets.js';
 import { day, v1 } from './helpers/flow.js';
 import {
   boundedShrinking,
@@ -177,7 +178,8 @@ for (const version of ['v1', 'v2'] as const) {
   }
 }
 const tokenOperation = operations.find((o) => o.version === 'v1' && o.template === '/oauth/token' && o.method === 'POST')!;
-const apiOperations = operations.filter((o) => o !== tokenOperation);
+const revokeOperation = operations.find((o) => o.version === 'v1' && o.template === '/oauth/revoke' && o.method === 'POST')!;
+const apiOperations = operations.filter((o) => o !== tokenOperation && o !== revokeOperation);
 
 
 const parametersOf = (o: Operation, where: string): Json[] => ((o.op.parameters ?? []) as Json[]).filter((p) => p.in === where);
@@ -741,6 +743,73 @@ const basicOf = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${se
 const tokenFieldArb = (real: string) =>
   fc.oneof({ weight: 1, arbitrary: fc.constant({ value: real as unknown, valid: true }) }, { weight: 3, arbitrary: hostileString.map((value) => ({ value: value as unknown, valid: false })) });
 
+/**
+ * How an OAuth request (either endpoint) carries its fields: form-urlencoded, JSON, client
+ * credentials in HTTP Basic, or broken (garbage Basic, malformed JSON, another content type, a
+ * repeated parameter). `jsonKeys` are the names the hostile JSON values are put under.
+ */
+function oauthEncodingArb(jsonKeys: string[]) {
+  return fc.record({
+    encoding: fc.constantFrom('form', 'json', 'json-typed', 'basic', 'basic-garbage', 'malformed-json', 'wrong-type', 'duplicated'),
+    basicGarbage: fc.oneof(
+      garbageHeaderValue,
+      hostileString.map((s) => Buffer.from(toWellFormed(s)).toString('base64')),
+      fc.tuple(hostileString, hostileString).map(([a, b]) => Buffer.from(`${toWellFormed(a)}:${toWellFormed(b)}`).toString('base64')),
+      fc.constantFrom('%', '%ZZ:x', `${owner.client_id}:%E0%A4%A`, `%:${owner.client_secret}`).map((s) => Buffer.from(s).toString('base64')),
+    ),
+    jsonValues: fc.array(fc.tuple(fc.constantFrom(...jsonKeys, ...PROTO_KEYS), hostileJsonText), { minLength: 1, maxLength: 3 }),
+    malformed: malformedJsonText,
+    wrongType: fc.constantFrom(...WRONG_CONTENT_TYPES.filter((x) => !x.startsWith('application/x-www-form-urlencoded')), undefined),
+    requestId: fc.option(garbageHeaderValue),
+  });
+}
+
+type OAuthEncoding = ReturnType<typeof oauthEncodingArb> extends fc.Arbitrary<infer E> ? E : never;
+
+/** The request of `fields` (client_id and client_secret among them) in encoding `e`; `invalid` says why it must be refused. */
+function oauthCase(fields: [string, unknown][], invalid: string[], e: OAuthEncoding): TokenCase {
+  const headers: Record<string, string> = e.requestId === null ? {} : { 'x-request-id': e.requestId };
+  const form = (pairs: [string, unknown][]) => pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(toWellFormed(String(v)))}`).join('&');
+  const field = (name: string) => fields.find(([k]) => k === name)?.[1];
+  const withoutClient = fields.filter(([k]) => k !== 'client_id' && k !== 'client_secret');
+  switch (e.encoding) {
+    case 'form':
+      return { contentType: 'application/x-www-form-urlencoded', body: form(fields), authorization: undefined, headers, invalid };
+    case 'json':
+      return { contentType: 'application/json', body: jsonText(new Map(fields)), authorization: undefined, headers, invalid };
+    case 'json-typed': {
+      // Right names, hostile JSON values of any type.
+      const map = new Map<string, unknown>(fields);
+      for (const [k, text] of e.jsonValues) map.set(k, new Raw(text));
+      return { contentType: 'application/json', body: jsonText(map), authorization: undefined, headers, invalid: ['hostile JSON values'] };
+    }
+    case 'basic':
+      return {
+        contentType: 'application/x-www-form-urlencoded',
+        body: form(withoutClient),
+        authorization: basicOf(encodeURIComponent(toWellFormed(String(field('client_id')))), encodeURIComponent(toWellFormed(String(field('client_secret'))))),
+        headers,
+        invalid,
+      };
+    case 'basic-garbage':
+      return { contentType: 'application/x-www-form-urlencoded', body: form(withoutClient), authorization: `Basic ${e.basicGarbage}`, headers, invalid: ['garbage Basic credentials'] };
+    case 'malformed-json':
+      return { contentType: 'application/json', body: e.malformed, authorization: undefined, headers, invalid: ['malformed JSON'] };
+    case 'wrong-type':
+      return { contentType: e.wrongType, body: form(fields), authorization: undefined, headers, invalid: ['wrong content type'] };
+    case 'duplicated':
+      return { contentType: 'application/x-www-form-urlencoded', body: form([...fields, ['client_id', field('client_id')]]), authorization: undefined, headers, invalid: ['a repeated parameter'] };
+  }
+}
+
+/** Sends an OAuth case to `path`, from an address of its own (the 20-per-minute limit is not what is fuzzed). */
+function sendOAuthCase(path: string, c: TokenCase): Promise<Answer> {
+  const headers: Record<string, string> = { ...c.headers };
+  if (c.contentType !== undefined) headers['content-type'] = c.contentType;
+  if (c.authorization !== undefined) headers.authorization = c.authorization;
+  return send(path, { method: 'POST', headers, body: c.body, ip: uniqueIp() });
+}
+
 const tokenCaseArb: fc.Arbitrary<TokenCase> = fc
   .record({
     grantType: fc.oneof(
@@ -750,17 +819,7 @@ const tokenCaseArb: fc.Arbitrary<TokenCase> = fc
     clientId: tokenFieldArb(owner.client_id),
     clientSecret: tokenFieldArb(owner.client_secret),
     scope: fc.option(fc.oneof(hostileString, fc.constantFrom(...SCOPES), fc.constant(SCOPES.join(' ')), fc.constant(`${SCOPES[0]} admin`))),
-    encoding: fc.constantFrom('form', 'json', 'json-typed', 'basic', 'basic-garbage', 'malformed-json', 'wrong-type', 'duplicated'),
-    basicGarbage: fc.oneof(
-      garbageHeaderValue,
-      hostileString.map((s) => Buffer.from(toWellFormed(s)).toString('base64')),
-      fc.tuple(hostileString, hostileString).map(([a, b]) => Buffer.from(`${toWellFormed(a)}:${toWellFormed(b)}`).toString('base64')),
-      fc.constantFrom('%', '%ZZ:x', `${owner.client_id}:%E0%A4%A`, `%:${owner.client_secret}`).map((s) => Buffer.from(s).toString('base64')),
-    ),
-    jsonValues: fc.array(fc.tuple(fc.constantFrom('grant_type', 'client_id', 'client_secret', 'scope', ...PROTO_KEYS), hostileJsonText), { minLength: 1, maxLength: 3 }),
-    malformed: malformedJsonText,
-    wrongType: fc.constantFrom(...WRONG_CONTENT_TYPES.filter((x) => !x.startsWith('application/x-www-form-urlencoded')), undefined),
-    requestId: fc.option(garbageHeaderValue),
+    e: oauthEncodingArb(['grant_type', 'client_id', 'client_secret', 'scope']),
   })
   .map((r): TokenCase => {
     const fields: [string, unknown][] = [
@@ -770,36 +829,7 @@ const tokenCaseArb: fc.Arbitrary<TokenCase> = fc
       ...(r.scope === null ? [] : [['scope', r.scope] as [string, unknown]]),
     ];
     const invalid = [r.grantType, r.clientId, r.clientSecret].every((f) => f.valid) ? [] : ['a bad grant_type, client_id or client_secret'];
-    const headers: Record<string, string> = r.requestId === null ? {} : { 'x-request-id': r.requestId };
-    const form = (pairs: [string, unknown][]) => pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(toWellFormed(String(v)))}`).join('&');
-    switch (r.encoding) {
-      case 'form':
-        return { contentType: 'application/x-www-form-urlencoded', body: form(fields), authorization: undefined, headers, invalid };
-      case 'json':
-        return { contentType: 'application/json', body: jsonText(new Map(fields)), authorization: undefined, headers, invalid };
-      case 'json-typed': {
-        // Right names, hostile JSON values of any type.
-        const map = new Map<string, unknown>(fields);
-        for (const [k, text] of r.jsonValues) map.set(k, new Raw(text));
-        return { contentType: 'application/json', body: jsonText(map), authorization: undefined, headers, invalid: ['hostile JSON values'] };
-      }
-      case 'basic':
-        return {
-          contentType: 'application/x-www-form-urlencoded',
-          body: form(fields.filter(([k]) => k === 'grant_type' || k === 'scope')),
-          authorization: basicOf(encodeURIComponent(toWellFormed(String(r.clientId.value))), encodeURIComponent(toWellFormed(String(r.clientSecret.value)))),
-          headers,
-          invalid,
-        };
-      case 'basic-garbage':
-        return { contentType: 'application/x-www-form-urlencoded', body: form([['grant_type', 'client_credentials']]), authorization: `Basic ${r.basicGarbage}`, headers, invalid: ['garbage Basic credentials'] };
-      case 'malformed-json':
-        return { contentType: 'application/json', body: r.malformed, authorization: undefined, headers, invalid: ['malformed JSON'] };
-      case 'wrong-type':
-        return { contentType: r.wrongType, body: form(fields), authorization: undefined, headers, invalid: ['wrong content type'] };
-      case 'duplicated':
-        return { contentType: 'application/x-www-form-urlencoded', body: form([...fields, ['client_id', r.clientId.value]]), authorization: undefined, headers, invalid: ['a repeated parameter'] };
-    }
+    return oauthCase(fields, invalid, r.e);
   });
 
 describe('fuzzing POST /channel/v1/oauth/token', () => {
@@ -808,11 +838,7 @@ describe('fuzzing POST /channel/v1/oauth/token', () => {
     state = await partnerState(t);
     await fc.assert(
       fc.asyncProperty(tokenCaseArb, boundedShrinking(async (c: TokenCase) => {
-        const headers: Record<string, string> = { ...c.headers };
-        if (c.contentType !== undefined) headers['content-type'] = c.contentType;
-        if (c.authorization !== undefined) headers.authorization = c.authorization;
-        // Each request from an address of its own: the 20-per-minute limit is not what is fuzzed.
-        const answer = await send('/channel/v1/oauth/token', { method: 'POST', headers, body: c.body, ip: uniqueIp() });
+        const answer = await sendOAuthCase('/channel/v1/oauth/token', c);
         const before = state;
         const after = (state = await partnerState(t));
         const where = JSON.stringify({ ...c, body: c.body.slice(0, 300) }).slice(0, 1200);
@@ -832,6 +858,85 @@ describe('fuzzing POST /channel/v1/oauth/token', () => {
       })),
       fuzzParameters(120),
     );
+  }, 120_000);
+});
+
+// ---- the revocation endpoint ----
+
+describe('fuzzing POST /channel/v1/oauth/revoke', () => {
+  it("answers hostile revocations in the RFC 6749 form and revokes nothing but the client's own token", async () => {
+    expect(revokeOperation).toBeDefined();
+    const mint = async (who: { client_id: string; client_secret: string }) => {
+      const res = await t.request('/channel/v1/oauth/token', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: who.client_id, client_secret: who.client_secret }).toString(),
+        ip: uniqueIp(),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { access_token: string }).access_token;
+    };
+    // The owner's token this fuzz may revoke (not `bearer`, which the other properties use), and a
+    // token of another channel that no request of the owner may revoke.
+    const sacrificial = await mint(owner);
+    const stranger = await t.channel({ name: 'Fuzz Stranger' });
+    const strangers = await mint(stranger);
+    const revokeCaseArb = fc
+      .record({
+        token: fc.oneof(
+          { weight: 2, arbitrary: fc.constantFrom(sacrificial, strangers, owner.api_key, `${sacrificial} `).map((value) => ({ value: value as unknown, valid: true })) },
+          { weight: 2, arbitrary: hostileString.map((value) => ({ value: value as unknown, valid: value !== '' })) },
+        ),
+        hint: fc.option(fc.oneof(hostileString, fc.constantFrom('access_token', 'refresh_token', 'api_key'))),
+        clientId: tokenFieldArb(owner.client_id),
+        clientSecret: tokenFieldArb(owner.client_secret),
+        e: oauthEncodingArb(['token', 'token_type_hint', 'client_id', 'client_secret']),
+      })
+      .map((r): TokenCase => {
+        const fields: [string, unknown][] = [
+          ['token', r.token.value],
+          ['client_id', r.clientId.value],
+          ['client_secret', r.clientSecret.value],
+          ...(r.hint === null ? [] : [['token_type_hint', r.hint] as [string, unknown]]),
+        ];
+        const invalid = [r.token, r.clientId, r.clientSecret].every((f) => f.valid) ? [] : ['a bad token, client_id or client_secret'];
+        return oauthCase(fields, invalid, r.e);
+      });
+    const prisma = t.service.deps.db.prisma;
+    const rowOf = (token: string) => prisma.accessToken.findUniqueOrThrow({ where: { tokenHash: digest(token) } });
+    state = await partnerState(t);
+    await fc.assert(
+      fc.asyncProperty(revokeCaseArb, boundedShrinking(async (c: TokenCase) => {
+        const sacrificialBefore = (await rowOf(sacrificial)).revokedAt;
+        const answer = await sendOAuthCase('/channel/v1/oauth/revoke', c);
+        const before = state;
+        const after = (state = await partnerState(t));
+        const where = JSON.stringify({ ...c, body: c.body.slice(0, 300) }).slice(0, 1200);
+        expectDocumentedAnswer(revokeOperation, answer, where, true);
+        if (c.invalid.length && c.invalid[0] !== 'hostile JSON values') {
+          expect(answer.status >= 400 && answer.status < 500, `${where}: must be refused, got ${answer.status}`).toBe(true);
+        }
+        if (answer.status === 200) expect(answer.text, `${where}: no content`).toBe('');
+        // The only row a revocation may change: the owner's sacrificial token, revoked once, by a 200.
+        const changes = stateChanges(before, after);
+        if (changes.access_tokens && answer.status === 200 && sacrificialBefore === null && (await rowOf(sacrificial)).revokedAt !== null) {
+          // Exactly one row differs, and it is that token's.
+          const rows = (text: string) => (JSON.parse(text) as Json[]).map((r) => JSON.stringify(r));
+          const gone = rows(before.access_tokens!).filter((r) => !rows(after.access_tokens!).includes(r));
+          const { added } = addedRows(before, after, 'access_tokens');
+          const only = [...gone, ...added.map((r) => JSON.stringify(r))].every((r) => (JSON.parse(r) as Json).token_hash === digest(sacrificial));
+          if (gone.length === 1 && added.length === 1 && only) delete changes.access_tokens;
+        }
+        expect(changes, `${where}: answered ${answer.status} but changed rows`).toEqual({});
+        expect((await rowOf(strangers)).revokedAt, `${where}: another channel's token revoked`).toBeNull();
+        expect((await rowOf(bearer)).revokedAt, where).toBeNull();
+        expectNoPrototypePollution();
+      })),
+      fuzzParameters(120),
+    );
+    // The stranger's token still works, and the API key sent for revocation too.
+    expect((await send('/channel/v1/channels/me', { headers: { authorization: `Bearer ${strangers}` } })).status).toBe(200);
+    expect((await send('/channel/v1/channels/me', { headers: apiKey(owner) })).status).toBe(200);
   }, 120_000);
 });
 

@@ -47,6 +47,9 @@ const seen = new Map<string, Set<number>>();
 const docId = (version: Version) => `https://channel.test${BASE[version]}/openapi.json`;
 const opKey = (version: Version, method: string, template: string) => `${version} ${method.toUpperCase()} ${template}`;
 
+/** The OAuth endpoints: client authentication instead of a credential, errors in the RFC 6749 form. */
+const OAUTH = new Set(['/oauth/token', '/oauth/revoke']);
+
 function operations(): Operation[] {
   const out: Operation[] = [];
   for (const version of ['v1', 'v2'] as const) {
@@ -298,6 +301,13 @@ describe('the documents', () => {
     expect(token.security ?? []).toEqual([]);
     expect(Object.keys(token.requestBody.content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded']);
     expect(Object.keys(token.responses)).toEqual(['200', '400', '401', '403', '413', '429', '500', '503', '504']);
+    // RFC 7009 revocation beside it: the same client authentication, bodies and answers.
+    const revoke = doc.paths['/oauth/revoke'].post;
+    expect(revoke.security ?? []).toEqual([]);
+    expect(Object.keys(revoke.requestBody.content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded']);
+    expect(Object.keys(revoke.responses)).toEqual(['200', '400', '401', '403', '413', '429', '500', '503', '504']);
+    expect(revoke.responses['200'].content).toBeUndefined();
+    expect(revoke.responses['200'].headers['Cache-Control']).toMatchObject({ required: true });
     expect(doc.paths['/bookings/{id}/voucher'].get.deprecated).toBe(true);
     expect(doc.paths['/tax-invoices'].get.deprecated).toBe(true);
     const deprecated = operations().filter((o) => o.op.deprecated).map((o) => `${o.version} ${o.method} ${o.template}`);
@@ -309,6 +319,7 @@ describe('the documents', () => {
     expect(documented.sort()).toEqual(
       [
         'POST /oauth/token',
+        'POST /oauth/revoke',
         'GET /channels/me',
         'PUT /channels/me',
         'GET /apps/me',
@@ -386,7 +397,7 @@ describe('the documents', () => {
       expect(statuses, name).toEqual(expect.arrayContaining(['429', '500', '503']));
       expect(statuses, `${name}: sorted`).toEqual([...statuses].sort());
       expect(op.summary, name).toBeTruthy();
-      if (template !== '/oauth/token') {
+      if (!OAUTH.has(template)) {
         const scopes = op['x-required-scopes'];
         expect(scopes.length, name).toBeGreaterThan(0);
         for (const scope of scopes) expect(SCOPES, name).toContain(scope);
@@ -400,7 +411,7 @@ describe('the documents', () => {
       for (const [status, response] of Object.entries<Json>(op.responses)) {
         expect(response.headers?.['X-Request-Id'], `${name} ${status}`).toBeDefined();
         if (status === '429') expect(response.headers['Retry-After'], `${name} 429`).toBeDefined();
-        if (Number(status) >= 400 && template !== '/oauth/token') {
+        if (Number(status) >= 400 && !OAUTH.has(template)) {
           const schema = response.content?.['application/json']?.schema;
           expect(schema, `${name} ${status}: the error envelope`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
         }
@@ -498,7 +509,7 @@ describe('the documents and the docs pages are served without a credential', () 
 describe('every route answers only what its document lists', () => {
   it('401 without a credential and with a bad key, on every authenticated route', async () => {
     for (const o of operations()) {
-      if (o.template === '/oauth/token') continue;
+      if (OAUTH.has(o.template)) continue;
       const refused: Record<string, string>[] = [{}, { 'x-api-key': 'ck_not_a_key' }, { authorization: 'Bearer oat_unknown' }];
       for (const as of refused) {
         await expectAnswer(o.version, o.method, o.template, 401, 'UNAUTHORIZED', { ...sampleCall(o), as });
@@ -509,7 +520,7 @@ describe('every route answers only what its document lists', () => {
   it('403 INSUFFICIENT_SCOPE with a token lacking a route scope (the others held), naming it, on every authenticated route', async () => {
     const tokens = new Map<string, string>();
     for (const o of operations()) {
-      if (o.template === '/oauth/token') continue;
+      if (OAUTH.has(o.template)) continue;
       const required = o.op['x-required-scopes'] as Scope[];
       for (const scope of required) {
         const rest = required.filter((s) => s !== scope);
@@ -546,7 +557,7 @@ describe('every route answers only what its document lists', () => {
     const limited = await t.channel({ name: 'Docs Limited', rateLimit: { sandbox: 1 } });
     await expectAnswer('v1', 'GET', '/channels/me', 200, null, { as: apiKey(limited) });
     for (const o of operations()) {
-      if (o.template === '/oauth/token') continue;
+      if (OAUTH.has(o.template)) continue;
       const answer = await expectAnswer(o.version, o.method, o.template, 429, 'RATE_LIMIT_EXCEEDED', { ...sampleCall(o), as: apiKey(limited) });
       expect(answer.headers.get('x-ratelimit-remaining'), `${o.method} ${o.template}`).toBe('0');
     }
@@ -578,11 +589,11 @@ describe('every route answers only what its document lists', () => {
     const creds = await broken.channel({ name: 'Broken' });
     await broken.service.deps.db.runScript('DROP TABLE "api_keys" CASCADE; DROP TABLE "access_tokens" CASCADE');
     for (const o of operations()) {
-      if (o.template === '/oauth/token') {
-        await expectAnswer('v1', 'POST', '/oauth/token', 500, 'server_error', {
+      if (OAUTH.has(o.template)) {
+        await expectAnswer('v1', 'POST', o.template, 500, 'server_error', {
           service: broken,
           as: {},
-          json: { grant_type: 'client_credentials', client_id: creds.client_id, client_secret: creds.client_secret },
+          json: { grant_type: 'client_credentials', client_id: creds.client_id, client_secret: creds.client_secret, token: 'oat_x' },
         });
         continue;
       }
@@ -615,6 +626,43 @@ describe('v1 routes, called for real', () => {
     for (let i = 0; i < 20; i++) await expectAnswer(V, 'POST', '/oauth/token', 401, 'invalid_client', form({ ...good, client_secret: 'wrong' }, ip));
     const over = await expectAnswer(V, 'POST', '/oauth/token', 429, 'rate_limit_exceeded', form(good, ip));
     expect(over.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  it('POST /oauth/revoke: 200 (no content), 400, 401, 403 and 429 in the OAuth form', async () => {
+    const form = (fields: Record<string, string>, ip = uniqueIp(), headers: Record<string, string> = {}): CallOptions => ({
+      as: headers,
+      raw: { body: new URLSearchParams(fields).toString(), type: 'application/x-www-form-urlencoded' },
+      ip,
+    });
+    const client = { client_id: owner.client_id, client_secret: owner.client_secret };
+    const issued = await t.request('/channel/v1/oauth/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', ...client }).toString(),
+      ip: uniqueIp(),
+    });
+    const { access_token } = await issued.json();
+    const done = await expectAnswer(V, 'POST', '/oauth/revoke', 200, null, form({ ...client, token: access_token }));
+    expect(done.text).toBe('');
+    expect((await call(V, 'GET', '/channels/me', { as: { authorization: `Bearer ${access_token}` } })).status).toBe(401);
+    await expectAnswer(V, 'POST', '/oauth/revoke', 200, null, { as: {}, json: { ...client, token: 'oat_unknown', token_type_hint: 'refresh_token' } });
+    const basic = { authorization: `Basic ${Buffer.from(`${owner.client_id}:${owner.client_secret}`).toString('base64')}` };
+    await expectAnswer(V, 'POST', '/oauth/revoke', 200, null, form({ token: 'oat_unknown' }, uniqueIp(), basic));
+    await expectAnswer(V, 'POST', '/oauth/revoke', 400, 'invalid_request', form(client));
+    await expectAnswer(V, 'POST', '/oauth/revoke', 400, 'unsupported_token_type', form({ ...client, token: owner.api_key }));
+    await expectAnswer(V, 'POST', '/oauth/revoke', 401, 'invalid_client', form({ ...client, client_secret: 'wrong', token: 'oat_x' }));
+
+    // The app's IP allow list, after client authentication: access_denied in the OAuth form.
+    const listed = await t.channel({ name: 'Docs Listed' });
+    await t.service.deps.db.prisma.app.update({ where: { id: listed.app_id }, data: { ipAllowList: ['203.0.113.7'] } });
+    await expectAnswer(V, 'POST', '/oauth/revoke', 403, 'access_denied', form({ client_id: listed.client_id, client_secret: listed.client_secret, token: 'oat_x' }));
+
+    // One limit with the token endpoint: 20 per 60 s per address.
+    const ip = uniqueIp();
+    for (let i = 0; i < 20; i++) await expectAnswer(V, 'POST', '/oauth/revoke', 200, null, form({ ...client, token: `oat_${i}` }, ip));
+    const over = await expectAnswer(V, 'POST', '/oauth/revoke', 429, 'rate_limit_exceeded', form({ ...client, token: 'oat_x' }, ip));
+    expect(over.headers.get('retry-after')).toMatch(/^\d+$/);
+    await expectAnswer(V, 'POST', '/oauth/token', 429, 'rate_limit_exceeded', form({ grant_type: 'client_credentials', ...client }, ip));
   });
 
   it('GET and PUT /channels/me', async () => {
@@ -1078,8 +1126,8 @@ describe('coverage', () => {
       const own = (s: number) => s >= 400 && s < 500 && ![401, 403, 413, 415, 429].includes(s);
       if (Object.keys(op.responses).map(Number).some(own) && ![...statuses].some(own)) gaps.push(`${key}: no 4xx of its own`);
       for (const s of [500, 503]) if (!statuses.has(s)) gaps.push(`${key}: no ${s}`);
-      // The token endpoint has no scope to lack.
-      for (const s of template === '/oauth/token' ? [429] : [403, 429]) if (!statuses.has(s)) gaps.push(`${key}: no ${s}`);
+      // The OAuth endpoints have no scope to lack.
+      for (const s of OAUTH.has(template) ? [429] : [403, 429]) if (!statuses.has(s)) gaps.push(`${key}: no ${s}`);
       for (const s of Object.keys(op.responses).map(Number)) if (!statuses.has(s)) unseen.push(`${key} ${s}`);
     }
     expect(gaps).toEqual([]);

@@ -52,26 +52,34 @@ export function adminRoutes(deps: AppDeps): OpenAPIHono<HttpEnv> {
     return ok(c, result);
   });
 
-  // Each change to an app's credentials drops the credential cache, so this instance refuses a
-  // suspended app, a revoked key or an address off the allow list from the next request on.
+  // Each change to an app's credentials is announced once committed: this instance drops the
+  // app's cached credentials, so it refuses a suspended app, a revoked key or token or an address
+  // off the allow list from the next request on; the others at once through Redis, else within
+  // AUTH_CACHE_TTL_MS.
+  const changed = (appId: string) => deps.credentialChanges.announce({ appId });
   app.openapi(appAction('suspend'), async (c) => {
     const result = await operator.setAppStatus(prisma, c.req.valid('param').id, 'suspended');
-    deps.credentials?.clear();
+    await changed(result.app_id);
     return ok(c, result);
   });
   app.openapi(appAction('resume'), async (c) => {
     const result = await operator.setAppStatus(prisma, c.req.valid('param').id, 'active');
-    deps.credentials?.clear();
+    await changed(result.app_id);
     return ok(c, result);
   });
   app.openapi(appAction('rotate-key'), async (c) => {
     const result = await operator.rotateKey(prisma, c.req.valid('param').id);
-    deps.credentials?.clear();
+    await changed(result.app_id);
+    return ok(c, result);
+  });
+  app.openapi(appAction('rotate-secret'), async (c) => {
+    const result = await operator.rotateClientSecret(prisma, c.req.valid('param').id);
+    await changed(result.app_id);
     return ok(c, result);
   });
   app.openapi(ipAllowList, async (c) => {
     const result = await operator.setIpAllowList(prisma, c.req.valid('param').id, c.req.valid('json').ip_allow_list);
-    deps.credentials?.clear();
+    await changed(result.app_id);
     return ok(c, result);
   });
 
@@ -182,7 +190,7 @@ const ipAllowList = createRoute({
   responses: { 200: anyJson },
 });
 
-function appAction(action: 'suspend' | 'resume' | 'rotate-key') {
+function appAction(action: 'suspend' | 'resume' | 'rotate-key' | 'rotate-secret') {
   return createRoute({
     method: 'post',
     path: `/apps/{id}/${action}`,

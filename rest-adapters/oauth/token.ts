@@ -1,35 +1,35 @@
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppDeps } from '../../src/context.js';
-import { issueAccessToken, OAuthError, type TokenRequest } from '../../src/services/oauth.js';
+import { issueAccessToken, OAuthError, revokeAccessToken } from '../../src/services/oauth.js';
 import { SCOPES } from '../../src/services/scopes.js';
 import { ErrorEnvelope, oauthErrorResponse } from '../envelope.js';
 import type { HttpEnv } from '../http.js';
 
 /**
- * POST /oauth/token (spec §4.1): client_credentials only, outside the authentication chain,
- * answering in RFC 6749 form, 20 requests per 60 s per client address.
+ * The OAuth endpoints, outside the authentication chain, answering in RFC 6749 form:
+ * POST /oauth/token (spec §4.1, client_credentials only) and POST /oauth/revoke (RFC 7009). Both
+ * authenticate the client the same way (readClientRequest, then the service's one check), and
+ * share one limit: 20 requests per 60 s per client address, every attempt counted, so the two
+ * together cannot be used to guess a secret faster than one alone (docs/decisions.md).
  */
-export function tokenRoute(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
-  app.post('/oauth/token', async (c) => {
-    c.header('Cache-Control', 'no-store');
-    c.header('Pragma', 'no-cache');
-    try {
-      const limit = await deps.limiters.oauthToken.consume(c.get('clientIp') ?? 'unknown');
-      c.header('X-RateLimit-Limit', String(limit.limit));
-      c.header('X-RateLimit-Remaining', String(limit.remaining));
-      c.header('X-RateLimit-Reset', String(limit.resetSeconds));
-      if (!limit.allowed) {
-        throw new OAuthError('rate_limit_exceeded', `At most ${limit.limit} token requests per minute`, {
-          'Retry-After': String(limit.resetSeconds),
-        });
-      }
-      const token = await issueAccessToken(deps.db.prisma, await readTokenRequest(c), new Date(), c.get('clientIp'));
+export function oauthRoutes(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
+  const prisma = deps.db.prisma;
+  app.post('/oauth/token', (c) =>
+    oauthEndpoint(c, deps, async () => {
+      const token = await issueAccessToken(prisma, await readClientRequest(c), new Date(), c.get('clientIp'));
       return c.json(token, 200);
-    } catch (error) {
-      return oauthErrorResponse(c, error);
-    }
-  });
+    }),
+  );
+  app.post('/oauth/revoke', (c) =>
+    oauthEndpoint(c, deps, async () => {
+      const { revoked } = await revokeAccessToken(prisma, await readClientRequest(c), new Date(), c.get('clientIp'));
+      // Committed: this instance's cache drops the token now, the others' through Redis or their TTL.
+      if (revoked) await deps.credentialChanges.announce({ accessTokenDigest: revoked });
+      // RFC 7009 §2.2: 200 with no content, whether or not a token was revoked.
+      return c.body(null, 200);
+    }),
+  );
 
   app.openAPIRegistry.registerPath({
     method: 'post',
@@ -38,7 +38,8 @@ export function tokenRoute(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
     summary: 'Issue an access token (client_credentials)',
     description:
       'No authentication header; the client authenticates with client_id and client_secret in the body ' +
-      '(or HTTP Basic). 20 requests per 60 seconds per IP address. Responses are not enveloped.',
+      '(or HTTP Basic). 20 requests per 60 seconds per IP address, shared with POST /oauth/revoke. ' +
+      'Responses are not enveloped.',
     request: {
       body: {
         required: true,
@@ -51,25 +52,78 @@ export function tokenRoute(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
     responses: {
       200: {
         description: 'The token; Cache-Control: no-store',
-        headers: { 'Cache-Control': { description: 'no-store: never cache a token', required: true, schema: { type: 'string', example: 'no-store' } } },
+        headers: { 'Cache-Control': noStore },
         content: { 'application/json': { schema: TokenResponseWire } },
       },
       400: { description: 'invalid_request, unsupported_grant_type or invalid_scope', content: oauthError },
       401: { description: 'invalid_client: wrong credentials or suspended app', content: oauthError },
-      403: {
-        description:
-          "access_denied (OAuth form): the client calls from outside its app's IP allow list; HTTPS_REQUIRED (error envelope): plain HTTP where HTTPS is required",
+      403: oauthForbidden,
+      429: { description: 'rate_limit_exceeded, with Retry-After', content: oauthError },
+      500: { description: 'server_error: a fault of the service', content: oauthError },
+    },
+  });
+
+  app.openAPIRegistry.registerPath({
+    method: 'post',
+    path: '/oauth/revoke',
+    tags: ['OAuth'],
+    summary: 'Revoke an access token (RFC 7009)',
+    description:
+      'Revokes one of the client\'s own access tokens: from the answer on, the token is refused with 401 on ' +
+      'REST v1, v2 and GraphQL, and live subscriptions started with it end. Client authentication as at ' +
+      'POST /oauth/token (client_id and client_secret in the body, or HTTP Basic), from an address the ' +
+      "app's IP allow list admits. The answer is 200 with no content whether the token was revoked, " +
+      "unknown, already revoked, expired or another client's (whose token is left as it is): it tells " +
+      'nothing about tokens the client does not hold. token_type_hint is accepted and ignored; only ' +
+      'access tokens are revoked here (an API key is unsupported_token_type; the operator rotates keys). ' +
+      '20 requests per 60 seconds per IP address, shared with POST /oauth/token. Errors are not enveloped.',
+    request: {
+      body: {
+        required: true,
         content: {
-          'application/json': {
-            schema: z.union([ErrorEnvelope, oauthError['application/json'].schema]),
-          },
+          'application/x-www-form-urlencoded': { schema: RevocationRequestWire },
+          'application/json': { schema: RevocationRequestWire },
         },
       },
+    },
+    responses: {
+      200: {
+        description: 'Done: the token is revoked if it was one of this client\'s; no content',
+        headers: { 'Cache-Control': noStore },
+      },
+      400: { description: 'invalid_request (token missing, a malformed body) or unsupported_token_type (an API key)', content: oauthError },
+      401: { description: 'invalid_client: wrong credentials or suspended app', content: oauthError },
+      403: oauthForbidden,
       429: { description: 'rate_limit_exceeded, with Retry-After', content: oauthError },
       500: { description: 'server_error: a fault of the service', content: oauthError },
     },
   });
 }
+
+/**
+ * What both endpoints do around their own work: no caching of any answer, the per-address limit
+ * charged before anything else, and errors in the RFC 6749 form.
+ */
+async function oauthEndpoint(c: Context<HttpEnv>, deps: AppDeps, handle: () => Promise<Response>): Promise<Response> {
+  c.header('Cache-Control', 'no-store');
+  c.header('Pragma', 'no-cache');
+  try {
+    const limit = await deps.limiters.oauthToken.consume(c.get('clientIp') ?? 'unknown');
+    c.header('X-RateLimit-Limit', String(limit.limit));
+    c.header('X-RateLimit-Remaining', String(limit.remaining));
+    c.header('X-RateLimit-Reset', String(limit.resetSeconds));
+    if (!limit.allowed) {
+      throw new OAuthError('rate_limit_exceeded', `At most ${limit.limit} token and revocation requests per minute`, {
+        'Retry-After': String(limit.resetSeconds),
+      });
+    }
+    return await handle();
+  } catch (error) {
+    return oauthErrorResponse(c, error);
+  }
+}
+
+const noStore = { description: 'no-store: never cache an answer of this endpoint', required: true, schema: { type: 'string' as const, example: 'no-store' } };
 
 const TokenRequestWire = z
   .object({
@@ -79,6 +133,18 @@ const TokenRequestWire = z
     scope: z.string().optional().openapi({ description: `Space-separated subset of the app's scopes: ${SCOPES.join(' ')}` }),
   })
   .openapi('TokenRequest');
+
+const RevocationRequestWire = z
+  .object({
+    token: z.string().openapi({ description: 'The access token to revoke (oat_...)', example: 'oat_...' }),
+    token_type_hint: z
+      .string()
+      .optional()
+      .openapi({ description: 'RFC 7009 §2.1; accepted and ignored (only access tokens are revoked here)', example: 'access_token' }),
+    client_id: z.string().optional().openapi({ description: 'With client_secret, unless HTTP Basic is used' }),
+    client_secret: z.string().optional(),
+  })
+  .openapi('RevocationRequest');
 
 const TokenResponseWire = z
   .object({
@@ -93,15 +159,37 @@ const oauthError = {
   'application/json': {
     schema: z
       .object({
-        error: z.enum(['invalid_request', 'unsupported_grant_type', 'invalid_client', 'invalid_scope', 'access_denied', 'rate_limit_exceeded', 'server_error']),
+        error: z.enum([
+          'invalid_request',
+          'unsupported_grant_type',
+          'invalid_client',
+          'invalid_scope',
+          'access_denied',
+          'rate_limit_exceeded',
+          'unsupported_token_type',
+          'server_error',
+        ]),
         error_description: z.string().optional(),
       })
       .openapi('OAuthError'),
   },
 };
 
-/** The body as form-urlencoded or JSON, with HTTP Basic client authentication allowed (RFC 6749 §2.3.1). */
-async function readTokenRequest(c: Context<HttpEnv>): Promise<TokenRequest> {
+const oauthForbidden = {
+  description:
+    "access_denied (OAuth form): the client calls from outside its app's IP allow list; HTTPS_REQUIRED (error envelope): plain HTTP where HTTPS is required",
+  content: {
+    'application/json': {
+      schema: z.union([ErrorEnvelope, oauthError['application/json'].schema]),
+    },
+  },
+};
+
+/**
+ * The body of either endpoint as form-urlencoded or JSON, with HTTP Basic client authentication
+ * allowed (RFC 6749 §2.3.1; RFC 7009 §2.1 asks for the same as at the token endpoint).
+ */
+async function readClientRequest(c: Context<HttpEnv>): Promise<Record<string, unknown>> {
   const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   let body: Record<string, unknown>;
   if (type === 'application/x-www-form-urlencoded') {

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../src/context.js';
 import { apiDocumentRoutes, SCOPE_DESCRIPTIONS } from '../docs.js';
 import { restRateLimit } from '../rateLimit.js';
 import { authContext, router, type HttpEnv } from '../http.js';
-import { tokenRoute } from '../oauth/token.js';
+import { oauthRoutes } from '../oauth/token.js';
 import { appRoutes } from './apps.js';
 import { batchRatesRoutes } from './batchRates.js';
 import { bookingRoutes } from './bookings.js';
@@ -30,7 +30,8 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
     type: 'oauth2',
     description:
       'client_credentials at POST /channel/v1/oauth/token (client_id and client_secret in the body or HTTP Basic); ' +
-      'send the token as Authorization: Bearer oat_... It lasts 1800 seconds; there is no refresh token.',
+      'send the token as Authorization: Bearer oat_... It lasts 1800 seconds; there is no refresh token. ' +
+      'POST /channel/v1/oauth/revoke (RFC 7009) revokes it earlier.',
     flows: {
       clientCredentials: {
         tokenUrl: '/channel/v1/oauth/token',
@@ -40,7 +41,7 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   });
 
   // Registered before the credential check, so they need none (Hono runs handlers in order).
-  tokenRoute(app, deps);
+  oauthRoutes(app, deps);
   apiDocumentRoutes(
     app,
     {
@@ -78,9 +79,11 @@ const V1_DESCRIPTION = `Search, price-check, book, retrieve and cancel lodging t
 2. \`GET /search/price-check?token=...\` re-verifies the price with the provider and gives a single-use \`book_token\` (30 minutes).
 3. \`POST /bookings\` books it. The charge is always the amount signed into the \`book_token\`.
 
-**Authentication.** Every route except \`POST /oauth/token\`, this document and the docs page takes either
+**Authentication.** Every route except \`POST /oauth/token\`, \`POST /oauth/revoke\`, this document and the docs page takes either
 \`X-Api-Key: <key>\` (all scopes of its app) or \`Authorization: Bearer oat_...\` from the token endpoint
 (client_credentials, 1800 seconds, the scopes it was issued with). Without a valid one: 401 \`UNAUTHORIZED\`.
+A token is refused from the moment it is revoked: by the partner (\`POST /oauth/revoke\`, RFC 7009), or by the
+operator rotating the client secret or suspending the app (resuming does not revive tokens).
 Without the route's scopes (\`x-required-scopes\` on each operation, every one needed; a webhook's delivery log and
 replays need \`channels:write\` and \`reservations:read\`): 403 \`INSUFFICIENT_SCOPE\` naming the missing one in
 \`details.required_scope\`.
@@ -89,13 +92,13 @@ Plain HTTP where the deployment requires HTTPS: 403 \`HTTPS_REQUIRED\`.
 
 **Envelopes.** Successes are \`{"data": ..., "meta": {"request_id", "timestamp"}}\` (lists add \`pagination\`,
 search adds \`search_context\`); content files are bare JSON arrays or CSV. Errors are
-\`{"error": {"code", "message", "details"}, "meta": {...}}\`, except the token endpoint, which answers in the
-RFC 6749 form \`{"error", "error_description"}\`. Every response carries \`X-Request-Id\` (= \`meta.request_id\`).
+\`{"error": {"code", "message", "details"}, "meta": {...}}\`, except the token and revocation endpoints, which answer
+in the RFC 6749 form \`{"error", "error_description"}\`. Every response carries \`X-Request-Id\` (= \`meta.request_id\`).
 
 **Limits.** Requests are limited per channel by tier (sandbox 60, starter 600 per minute; the channel's
 values are \`rate_limit\` of \`GET /channels/me\`), reported in \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and
-\`X-RateLimit-Reset\` (seconds); beyond them 429 \`RATE_LIMIT_EXCEEDED\` with \`Retry-After\`. The token endpoint
-allows 20 requests per 60 seconds per client address. Request bodies: at most 1 MiB (413); JSON bodies must be
+\`X-RateLimit-Reset\` (seconds); beyond them 429 \`RATE_LIMIT_EXCEEDED\` with \`Retry-After\`. The token and
+revocation endpoints together allow 20 requests per 60 seconds per client address. Request bodies: at most 1 MiB (413); JSON bodies must be
 sent as \`application/json\` (415). An answer not ready within the request deadline (30 s) is 504 \`REQUEST_TIMEOUT\`.
 
 **Repeating a request safely.** \`POST /bookings\`, \`PUT /bookings/{id}/cancel\`, \`POST /reservations\`,
@@ -111,7 +114,7 @@ The sandbox never charges the balance.
 v2 (link-chained, string ids, page tokens) is described at \`/api/channel/v2/openapi.json\`; v1 remains supported.`;
 
 const V1_TAGS = [
-  { name: 'OAuth', description: 'Access tokens for the client_credentials grant' },
+  { name: 'OAuth', description: 'Access tokens for the client_credentials grant, and their revocation (RFC 7009)' },
   { name: 'Channel', description: 'The channel linked to the credential' },
   { name: 'Content', description: 'Properties, room types and rate plans (v1 property ids are integers), and content files' },
   { name: 'Search', description: 'Availability, rates and the price check that issues book_tokens' },

@@ -34,7 +34,9 @@ export function v2Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'OAuth2', {
     type: 'oauth2',
-    description: 'client_credentials at /channel/v1/oauth/token; send the token as Authorization: Bearer oat_...',
+    description:
+      'client_credentials at /channel/v1/oauth/token; send the token as Authorization: Bearer oat_... ' +
+      'POST /channel/v1/oauth/revoke (RFC 7009) revokes it before its 1800 seconds run out.',
     flows: {
       clientCredentials: {
         tokenUrl: '/channel/v1/oauth/token',

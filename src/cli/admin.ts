@@ -74,6 +74,8 @@ const COMMANDS: Record<string, Command> = {
   'app:suspend': appCommand('suspend'),
   'app:resume': appCommand('resume'),
   'key:rotate': appCommand('rotate-key'),
+  // A new client secret, shown once; every access token of the app is revoked with the old one.
+  'secret:rotate': appCommand('rotate-secret'),
   'app:ip-allow-list': {
     usage: '--app-id ID --ips "203.0.113.7,198.51.100.0/24" (addresses or CIDR ranges; --ips "" clears: any address)',
     options: { 'app-id': { required: true }, ips: { required: true, allowEmpty: true } },

@@ -36,7 +36,10 @@ const LOST = Symbol('lost');
 /**
  * Whether the credential the subscription started with still allows it: not revoked, not expired,
  * same channel, still reservations:read. Asked before each event (the credential cache makes it
- * cheap), so a suspended app or an expired token stops receiving within AUTH_CACHE_TTL_MS.
+ * cheap). A revocation drops the credential from the cache when it is announced, so a revoked
+ * token or key, or a suspended app, stops receiving at the next event on the instance that made
+ * the change and on the others with Redis; without Redis within AUTH_CACHE_TTL_MS, as does an
+ * expired token.
  */
 async function stillAllowed(ctx: RequestContext, channelId: string): Promise<boolean> {
   if (!ctx.credentials) return true;

@@ -80,8 +80,9 @@ export async function getOwnApp(ctx: RequestContext): Promise<AppView> {
  * and only the operator could undo it. The check is the enforcement's own (isAllowedAddress), so
  * an unknown address is refused the same way.
  *
- * This instance's credential cache is cleared, so the list applies from the next request; other
- * instances pick it up when their cached credential expires (AUTH_CACHE_TTL_MS, 5 s by default).
+ * The change is announced to the credential cache, so the list applies from the next request on
+ * this instance; on the others at once through Redis, else when their cached credential expires
+ * (AUTH_CACHE_TTL_MS, 5 s by default).
  */
 export async function replaceOwnIpAllowList(ctx: RequestContext, list: string[]): Promise<AppView> {
   const address = ctx.clientIp;
@@ -100,6 +101,6 @@ export async function replaceOwnIpAllowList(ctx: RequestContext, list: string[])
     where: { id: principalOf(ctx).appId },
     data: { ipAllowList: list },
   });
-  ctx.deps.credentials?.clear();
+  await ctx.deps.credentialChanges.announce({ appId: app.id });
   return toAppView(app);
 }

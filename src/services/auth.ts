@@ -21,14 +21,21 @@ export interface CredentialHeaders {
 }
 
 /**
+ * A change that makes cached credentials stale: every credential of one app (suspension, a
+ * rotated key or client secret, a new IP allow list), or one access token (RFC 7009 revocation).
+ */
+export type CredentialChange = { appId: string } | { accessTokenDigest: string };
+
+/**
  * Credentials recently found valid, by digest, so a busy partner does not cost a database lookup
- * per request. Entries live a few seconds; operator changes made through this instance (suspend,
- * resume, rotate) clear it at once, other instances see them within the TTL (docs/decisions.md).
- * Refusals are never cached.
+ * per request. Entries live a few seconds; a change made through this instance (revocations,
+ * operator commands, an app's IP allow list) drops the entries it concerns at once, other
+ * instances within the TTL, or at once through Redis (src/events/credentialChanges.ts;
+ * docs/decisions.md). Refusals are never cached.
  */
 export class CredentialCache {
   private readonly entries: LRUCache<string, { principal: Principal; expiresAt: Date | null }>;
-  /** Bumped by clear(), so a lookup that started before a change cannot store its stale answer. */
+  /** Bumped by clear() and forget(), so a lookup that started before a change cannot store its stale answer. */
   private generation = 0;
 
   constructor(ttlMs: number) {
@@ -52,6 +59,23 @@ export class CredentialCache {
     this.generation++;
     this.entries.clear();
   }
+
+  /** Drops the entries a change concerns: the app's keys and tokens, or the one token. */
+  forget(change: CredentialChange): void {
+    this.generation++;
+    if ('accessTokenDigest' in change) {
+      this.entries.delete(bearerKey(change.accessTokenDigest));
+      return;
+    }
+    const stale: string[] = [];
+    for (const [key, entry] of this.entries.entries()) if (entry.principal.appId === change.appId) stale.push(key);
+    for (const key of stale) this.entries.delete(key);
+  }
+}
+
+/** The cache key of an access token: a credential is cached under its kind and digest. */
+function bearerKey(tokenDigest: string): string {
+  return `bearer:${tokenDigest}`;
 }
 
 export function createCredentialCache(ttlMs: number): CredentialCache | null {
@@ -93,7 +117,7 @@ async function resolveCredential(
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     if (!match?.[1]) throw new UnauthorizedError('The Authorization header must be "Bearer <access_token>"');
     const token = match[1];
-    return cached(options.cache, `bearer:${digest(token)}`, now, () => authenticateAccessToken(prisma, token, now));
+    return cached(options.cache, bearerKey(digest(token)), now, () => authenticateAccessToken(prisma, token, now));
   }
   return null;
 }
@@ -130,8 +154,9 @@ async function authenticateAccessToken(prisma: PrismaClient, token: string, now:
     include: { app: true },
   });
   if (!row) throw new UnauthorizedError('The access token is not valid');
-  if (row.expiresAt <= now) throw new UnauthorizedError('The access token has expired; request a new one');
   if (row.app.status !== 'active') throw new UnauthorizedError('The app of this access token is suspended');
+  if (row.revokedAt) throw new UnauthorizedError('The access token has been revoked; request a new one');
+  if (row.expiresAt <= now) throw new UnauthorizedError('The access token has expired; request a new one');
   // A token never carries more than its app has now, even if the app's scopes were narrowed.
   const current = new Set(row.app.scopes);
   return { ...principalOf(row.app, 'access_token', row.scopes.filter((s) => current.has(s))), expiresAt: row.expiresAt };

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { App, PrismaClient } from '../generated/prisma/client.js';
+import type { App, Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { toProfile, type ChannelProfile } from './channels.js';
 import { NotFoundError } from './errors.js';
 import { post } from './ledger.js';
@@ -130,14 +130,51 @@ export async function setRateLimit(
   return { user_id: channel.id, rate_limit: { sandbox: channel.rateLimitSandbox, production: channel.rateLimitProduction } };
 }
 
+/**
+ * Suspends or resumes an app (`app:suspend`, `app:resume`). Suspending also revokes the app's
+ * outstanding access tokens in the same transaction, so resuming gives back its API keys and the
+ * right to mint tokens, never the old tokens. `revoked_tokens` counts the tokens revoked now.
+ */
 export async function setAppStatus(
   prisma: PrismaClient,
   appId: string,
   status: 'active' | 'suspended',
-): Promise<Omit<AppSummary, 'api_keys'>> {
-  const found = await prisma.app.findUnique({ where: { id: appId } });
-  if (!found) throw new NotFoundError(`No app ${appId}`);
-  return appSummary(await prisma.app.update({ where: { id: appId }, data: { status } }));
+): Promise<Omit<AppSummary, 'api_keys'> & { revoked_tokens: number }> {
+  return prisma.$transaction(async (tx) => {
+    const found = await tx.app.findUnique({ where: { id: appId } });
+    if (!found) throw new NotFoundError(`No app ${appId}`);
+    // The update comes first: it locks the app row, so a token being minted either is committed
+    // before and revoked below, or sees the app suspended and is not minted (issueAccessToken).
+    const app = await tx.app.update({ where: { id: appId }, data: { status } });
+    const revoked = status === 'suspended' ? await revokeTokens(tx, appId) : 0;
+    return { ...appSummary(app), revoked_tokens: revoked };
+  });
+}
+
+/**
+ * Issues a new client secret (`secret:rotate`; shown once, stored as its digest) and, in the same
+ * transaction, revokes every access token of the app: all were minted with an earlier secret. The
+ * old secret is refused from the commit on; the app's API keys and status are untouched.
+ */
+export async function rotateClientSecret(
+  prisma: PrismaClient,
+  appId: string,
+): Promise<{ app_id: string; client_id: string; client_secret: string; revoked_tokens: number }> {
+  const clientSecret = newSecret(PREFIX.clientSecret);
+  return prisma.$transaction(async (tx) => {
+    const found = await tx.app.findUnique({ where: { id: appId } });
+    if (!found) throw new NotFoundError(`No app ${appId}`);
+    // Secret first, then tokens: the same order and lock as setAppStatus.
+    const app = await tx.app.update({ where: { id: appId }, data: { clientSecretHash: digest(clientSecret) } });
+    const revoked = await revokeTokens(tx, appId);
+    return { app_id: app.id, client_id: app.clientId, client_secret: clientSecret, revoked_tokens: revoked };
+  });
+}
+
+/** Revokes the app's access tokens not revoked yet; answers how many. */
+async function revokeTokens(tx: Prisma.TransactionClient, appId: string): Promise<number> {
+  const { count } = await tx.accessToken.updateMany({ where: { appId, revokedAt: null }, data: { revokedAt: new Date() } });
+  return count;
 }
 
 /**
@@ -156,7 +193,10 @@ export async function setIpAllowList(
   return appSummary(await prisma.app.update({ where: { id: appId }, data: { ipAllowList: list } }));
 }
 
-/** Issues a new API key and revokes the app's previous keys at once. */
+/**
+ * Issues a new API key and revokes the app's previous keys at once. Access tokens are not touched:
+ * they are minted with the client secret, not the key (a leaked secret is `secret:rotate`).
+ */
 export async function rotateKey(prisma: PrismaClient, appId: string): Promise<{ app_id: string; api_key: string }> {
   const apiKey = newApiKey();
   await prisma.$transaction(async (tx) => {
