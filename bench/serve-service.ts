@@ -49,6 +49,8 @@ const config = loadConfig({
   PORT: '0',
   HOST: '127.0.0.1',
   CHANNEL_ENV: 'sandbox',
+  // The load generators speak plain HTTP on loopback; production would refuse it (403 HTTPS_REQUIRED).
+  REQUIRE_HTTPS: 'false',
   ...overrides,
 });
 
