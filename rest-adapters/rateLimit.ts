@@ -1,13 +1,13 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppDeps, RequestContext } from '../src/context.js';
-import { RateLimitError } from '../src/services/errors.js';
-import { batchCost, rateLimitHeaders, type RateDecision } from '../src/services/rateLimits.js';
+import { RateLimitError } from '../src/services/kernel/errors.js';
+import { batchCost, rateLimitHeaders, type RateDecision } from '../src/services/access/rateLimits.js';
 import type { HttpEnv } from './http.js';
 
 /**
  * The API's rate limit at the edge of each transport (spec §8, DECISIONS.md "Errors"): every
  * request with a valid credential is charged to its channel, REST 1 point, GraphQL its
- * documentCost (src/graphqlRateLimit.ts), and answered with X-RateLimit-Limit, -Remaining and -Reset (seconds until the
+ * documentCost (src/graphql/rateLimit.ts), and answered with X-RateLimit-Limit, -Remaining and -Reset (seconds until the
  * window resets); past the limit, 429 RATE_LIMIT_EXCEEDED with Retry-After. A request without a
  * valid credential is never charged: it is refused with 401 (REST) or UNAUTHORIZED (GraphQL)
  * before it costs anything. POST /oauth/token keeps its own per-address limit. A batch costs one

@@ -14,7 +14,7 @@ import { adminRoutes } from '../rest-adapters/admin/index.js';
 import { errorBody, errorResponse } from '../rest-adapters/envelope.js';
 import { authContext, requestId, type HttpEnv } from '../rest-adapters/http.js';
 import { corsRules, httpsRequired, requestDeadline, securityHeaders } from '../rest-adapters/transport.js';
-import { chargeWsOperation } from './graphqlRateLimit.js';
+import { chargeWsOperation } from './graphql/rateLimit.js';
 import { v1Routes } from '../rest-adapters/v1/index.js';
 import { v2Routes } from '../rest-adapters/v2/index.js';
 import type { Config } from './config.js';
@@ -25,8 +25,8 @@ import { openRedis } from './db/redis.js';
 import { createEventBus } from './events/bus.js';
 import { createCredentialChanges } from './events/credentialChanges.js';
 import { Dispatcher } from './events/dispatcher.js';
-import { createGraphQL, maskError, type GraphQLServer, type Yoga } from './graphql.js';
-import { authenticate, createCredentialCache, type CredentialHeaders, type Principal } from './services/auth.js';
+import { createGraphQL, maskError, type GraphQLServer, type Yoga } from './graphql/yoga.js';
+import { authenticate, createCredentialCache, type CredentialHeaders, type Principal } from './services/access/auth.js';
 import {
   AppError,
   HttpsRequiredError,
@@ -36,17 +36,17 @@ import {
   ServiceUnavailableError,
   SubscriptionLimitError,
   toAppError,
-} from './services/errors.js';
-import { checkEnvironment, claimEnvironment } from './services/environment.js';
-import { clientAddress, isHttps, type ConnectionFacts } from './services/ipRanges.js';
-import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/operator.js';
-import { runBookingSync } from './services/bookingSync.js';
-import { purgeExpired } from './services/idempotency.js';
-import { ChannelRateLimits, createRateLimiter } from './services/rateLimits.js';
-import { TokenSigner } from './services/tokens.js';
-import { purgeDeliveries, WebhookSender } from './services/webhookDelivery.js';
+} from './services/kernel/errors.js';
+import { checkEnvironment, claimEnvironment } from './services/kernel/environment.js';
+import { clientAddress, isHttps, type ConnectionFacts } from './services/kernel/ipRanges.js';
+import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/channels/operator.js';
+import { runBookingSync } from './services/bookings/sync.js';
+import { purgeExpired } from './services/bookings/idempotency.js';
+import { ChannelRateLimits, createRateLimiter } from './services/access/rateLimits.js';
+import { TokenSigner } from './services/access/tokens.js';
+import { purgeDeliveries, WebhookSender } from './services/webhooks/delivery.js';
 import { startSimulator } from './simulator/server.js';
-import { PropertyCatalog } from './upstream/catalog.js';
+import { PropertyCatalog } from './services/catalog/catalog.js';
 import { UpstreamClient } from './upstream/client.js';
 
 export interface ChannelService {

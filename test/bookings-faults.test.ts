@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { IssuedCredentials } from '../src/services/operator.js';
-import { runBookingSync } from '../src/services/bookingSync.js';
-import { requestLeaseMs } from '../src/services/bookings.js';
+import type { IssuedCredentials } from '../src/services/channels/operator.js';
+import { runBookingSync } from '../src/services/bookings/sync.js';
+import { requestLeaseMs } from '../src/services/bookings/bookings.js';
 import { startSimulator, type RunningSimulator } from '../src/simulator/server.js';
 import type { UpstreamBooking } from '../src/upstream/protocol.js';
 import { bookAtProvider, channelState, checkInvariants, insertProcessingBooking } from './helpers/bookingInvariants.js';

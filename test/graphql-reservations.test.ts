@@ -1,7 +1,7 @@
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IssuedCredentials } from '../src/services/operator.js';
-import { documentCost } from '../src/services/queryCost.js';
+import type { IssuedCredentials } from '../src/services/channels/operator.js';
+import { documentCost } from '../src/graphql/cost.js';
 import { checkInvariants } from './helpers/bookingInvariants.js';
 import { day, v1 } from './helpers/flow.js';
 import { apiKey, startTestService, type GraphQLResult, type TestService } from './helpers/service.js';

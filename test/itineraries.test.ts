@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestContext } from '../src/context.js';
-import { authenticate } from '../src/services/auth.js';
-import { bookOffers, verifyBookToken } from '../src/services/bookings.js';
-import { runBookingSync } from '../src/services/bookingSync.js';
-import type { IssuedCredentials } from '../src/services/operator.js';
+import { authenticate } from '../src/services/access/auth.js';
+import { bookOffers, verifyBookToken } from '../src/services/bookings/bookings.js';
+import { runBookingSync } from '../src/services/bookings/sync.js';
+import type { IssuedCredentials } from '../src/services/channels/operator.js';
 import { startSimulator, type RunningSimulator } from '../src/simulator/server.js';
 import type { RoomOccupancy } from '../src/upstream/protocol.js';
 import { checkInvariants } from './helpers/bookingInvariants.js';

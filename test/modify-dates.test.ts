@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestLeaseMs } from '../src/services/bookings.js';
-import { runBookingSync } from '../src/services/bookingSync.js';
-import { freeCancellationBefore } from '../src/services/cancellation.js';
-import { UpstreamError } from '../src/services/errors.js';
-import { topUp, type IssuedCredentials } from '../src/services/operator.js';
-import type { CancellationPolicyType } from '../src/services/properties.js';
+import { requestLeaseMs } from '../src/services/bookings/bookings.js';
+import { runBookingSync } from '../src/services/bookings/sync.js';
+import { freeCancellationBefore } from '../src/services/search/cancellation.js';
+import { UpstreamError } from '../src/services/kernel/errors.js';
+import { topUp, type IssuedCredentials } from '../src/services/channels/operator.js';
+import type { CancellationPolicyType } from '../src/services/catalog/properties.js';
 import { startSimulator, type RunningSimulator } from '../src/simulator/server.js';
 import type { UpstreamClient } from '../src/upstream/client.js';
 import { checkInvariants, channelState, countBy } from './helpers/bookingInvariants.js';

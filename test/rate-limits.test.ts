@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createService, type ChannelService } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { documentCost } from '../src/services/queryCost.js';
+import { documentCost } from '../src/graphql/cost.js';
 import { sleep } from './helpers/receiver.js';
 import { apiKey, cleanupEnv, createTestChannel, startTestService, testEnv, uniqueIp, type TestService } from './helpers/service.js';
 

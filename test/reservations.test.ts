@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestContext, type RequestContext } from '../src/context.js';
 import type { PrismaClient } from '../src/generated/prisma/client.js';
-import { authenticate } from '../src/services/auth.js';
-import type { IssuedCredentials } from '../src/services/operator.js';
-import { runBookingSync } from '../src/services/bookingSync.js';
-import { cancelReservation, updateReservation } from '../src/services/reservations.js';
+import { authenticate } from '../src/services/access/auth.js';
+import type { IssuedCredentials } from '../src/services/channels/operator.js';
+import { runBookingSync } from '../src/services/bookings/sync.js';
+import { cancelReservation, updateReservation } from '../src/services/reservations/reservations.js';
 import { checkInvariants } from './helpers/bookingInvariants.js';
 import { day, v1 } from './helpers/flow.js';
 import { apiKey, startTestService, type TestService } from './helpers/service.js';

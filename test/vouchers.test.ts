@@ -10,10 +10,10 @@ import { SMTPServer } from 'smtp-server';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { escapeHtml } from '../src/services/html.js';
-import { MAIL_OUTBOX_PURGE_EVERY_MS, purgeMailOutbox, smtpTransportOptions } from '../src/services/mail.js';
-import type { IssuedCredentials } from '../src/services/operator.js';
-import { toWinAnsi, renderVoucherPdf } from '../src/services/voucherPdf.js';
+import { escapeHtml } from '../src/services/kernel/html.js';
+import { MAIL_OUTBOX_PURGE_EVERY_MS, purgeMailOutbox, smtpTransportOptions } from '../src/services/vouchers/mail.js';
+import type { IssuedCredentials } from '../src/services/channels/operator.js';
+import { toWinAnsi, renderVoucherPdf } from '../src/services/vouchers/pdf.js';
 import {
   anyRecipientAllowed,
   chooseVoucherFormat,
@@ -24,7 +24,7 @@ import {
   voucherMailLimiters,
   voucherMailLimits,
   voucherOf,
-} from '../src/services/vouchers.js';
+} from '../src/services/vouchers/vouchers.js';
 import { channelState } from './helpers/bookingInvariants.js';
 import { day, v1 } from './helpers/flow.js';
 import { apiKey, startTestService, testEnv, type TestService } from './helpers/service.js';

@@ -4,16 +4,16 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestContext, type RequestContext } from '../src/context.js';
-import { authenticate } from '../src/services/auth.js';
-import type { IssuedCredentials } from '../src/services/operator.js';
+import { authenticate } from '../src/services/access/auth.js';
+import type { IssuedCredentials } from '../src/services/channels/operator.js';
 import {
   DELIVERY_RETENTION_MS,
   fanOut,
   maxTotalAttempts,
   PER_ENDPOINT_IN_FLIGHT,
   purgeDeliveries,
-} from '../src/services/webhookDelivery.js';
-import { createWebhook, getWebhook, updateWebhook, type WebhookInput } from '../src/services/webhooks.js';
+} from '../src/services/webhooks/delivery.js';
+import { createWebhook, getWebhook, updateWebhook, type WebhookInput } from '../src/services/webhooks/endpoints.js';
 import { day, v1 } from './helpers/flow.js';
 import { eventually, sleep, startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestService, type TestService } from './helpers/service.js';

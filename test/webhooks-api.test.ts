@@ -3,11 +3,11 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOOKING_EVENT_TYPES } from '../src/services/bookingStates.js';
-import type { IssuedCredentials } from '../src/services/operator.js';
+import { BOOKING_EVENT_TYPES } from '../src/services/bookings/states.js';
+import type { IssuedCredentials } from '../src/services/channels/operator.js';
 import { createRequestContext } from '../src/context.js';
-import { authenticate } from '../src/services/auth.js';
-import { deleteWebhook, MAX_WEBHOOKS_PER_CHANNEL, updateWebhook, type WebhookChange } from '../src/services/webhooks.js';
+import { authenticate } from '../src/services/access/auth.js';
+import { deleteWebhook, MAX_WEBHOOKS_PER_CHANNEL, updateWebhook, type WebhookChange } from '../src/services/webhooks/endpoints.js';
 import { v1 } from './helpers/flow.js';
 import { eventually } from './helpers/receiver.js';
 import { apiKey, json, startTestService, type TestService } from './helpers/service.js';

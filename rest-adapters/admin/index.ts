@@ -1,19 +1,19 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppDeps } from '../../src/context.js';
-import { ForbiddenError, UnauthorizedError } from '../../src/services/errors.js';
-import { currencySchema, positiveAmount } from '../../src/services/money.js';
-import { appRules } from '../../src/services/apps.js';
-import * as operator from '../../src/services/operator.js';
-import { SCOPES } from '../../src/services/scopes.js';
-import { PREFIX } from '../../src/services/secrets.js';
+import { ForbiddenError, UnauthorizedError } from '../../src/services/kernel/errors.js';
+import { currencySchema, positiveAmount } from '../../src/services/kernel/money.js';
+import { appRules } from '../../src/services/access/apps.js';
+import * as operator from '../../src/services/channels/operator.js';
+import { SCOPES } from '../../src/services/access/scopes.js';
+import { PREFIX } from '../../src/services/access/secrets.js';
 import { ok } from '../envelope.js';
-import { isLoopback } from '../../src/services/ipRanges.js';
+import { isLoopback } from '../../src/services/kernel/ipRanges.js';
 import { router, type HttpEnv } from '../http.js';
 import { toWire as channelToWire } from '../v1/channels.js';
-import { reportStatus, runBookingSync } from '../../src/services/bookingSync.js';
-import { toBookingRecord } from '../../src/services/bookings.js';
-import { OPERATOR_REPORTABLE } from '../../src/services/bookingStates.js';
+import { reportStatus, runBookingSync } from '../../src/services/bookings/sync.js';
+import { toBookingRecord } from '../../src/services/bookings/bookings.js';
+import { OPERATOR_REPORTABLE } from '../../src/services/bookings/states.js';
 
 /**
  * The operator API under /admin/v1, used by `npm run admin`. Not part of the partner contract:

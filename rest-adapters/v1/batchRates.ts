@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { BATCH_RATES_MAX_ITEMS, batchRates, itemFieldNames, readBatchItems, type BatchRatesResult } from '../../src/services/batchRates.js';
-import { CURRENCIES } from '../../src/services/money.js';
-import { searchRules, SNAKE_NAMES } from '../../src/services/search.js';
+import { BATCH_RATES_MAX_ITEMS, batchRates, itemFieldNames, readBatchItems, type BatchRatesResult } from '../../src/services/search/batchRates.js';
+import { CURRENCIES } from '../../src/services/kernel/money.js';
+import { searchRules, SNAKE_NAMES } from '../../src/services/search/search.js';
 import { ErrorEnvelope, errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { chargeItems } from '../rateLimit.js';

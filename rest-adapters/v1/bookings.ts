@@ -1,5 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { VISIBLE_STATUSES as LIST_STATUSES } from '../../src/services/bookingStates.js';
+import { VISIBLE_STATUSES as LIST_STATUSES } from '../../src/services/bookings/states.js';
 import {
   bookingRules,
   cancelBooking,
@@ -11,9 +11,9 @@ import {
   updateBooking,
   type Booking,
   type CancellationQuote,
-} from '../../src/services/bookings.js';
-import { NotImplementedError } from '../../src/services/errors.js';
-import { amountToNumber } from '../../src/services/money.js';
+} from '../../src/services/bookings/bookings.js';
+import { NotImplementedError } from '../../src/services/kernel/errors.js';
+import { amountToNumber } from '../../src/services/kernel/money.js';
 import { dataEnvelope, errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idempotency, idempotencyHeader } from '../idempotency.js';

@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../../src/services/channels.js';
-import { CURRENCIES } from '../../src/services/money.js';
+import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../../src/services/channels/channels.js';
+import { CURRENCIES } from '../../src/services/kernel/money.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { principalOf } from '../../src/context.js';

@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { stringify } from 'csv-stringify/sync';
 import { callOptions } from '../../src/context.js';
-import type { Property, PropertySummary } from '../../src/services/properties.js';
+import type { Property, PropertySummary } from '../../src/services/catalog/properties.js';
 import { errorResponses } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { started, streamResponse } from '../stream.js';

@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { cancellationQuote, toBookingRecord } from '../../src/services/bookings.js';
-import { amountToNumber } from '../../src/services/money.js';
-import { modifyBookingDates, modifyDatesRules, type DatesChange } from '../../src/services/modifyDates.js';
+import { cancellationQuote, toBookingRecord } from '../../src/services/bookings/bookings.js';
+import { amountToNumber } from '../../src/services/kernel/money.js';
+import { modifyBookingDates, modifyDatesRules, type DatesChange } from '../../src/services/reservations/dateChanges.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idempotency, idempotencyHeader } from '../idempotency.js';

@@ -8,7 +8,7 @@ import {
   VOUCHER_MAILS_PER_CHANNEL_HOUR,
   VOUCHER_MAILS_PER_HOUR,
   voucherRules,
-} from '../../src/services/vouchers.js';
+} from '../../src/services/vouchers/vouchers.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idempotency, idempotencyHeader } from '../idempotency.js';

@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { VISIBLE_STATUSES } from '../../src/services/bookingStates.js';
-import { dateOnly, type Booking } from '../../src/services/bookings.js';
-import { amountToNumber } from '../../src/services/money.js';
+import { VISIBLE_STATUSES } from '../../src/services/bookings/states.js';
+import { dateOnly, type Booking } from '../../src/services/bookings/bookings.js';
+import { amountToNumber } from '../../src/services/kernel/money.js';
 import {
   cancelledTotals,
   cancelReservation,
@@ -17,7 +17,7 @@ import {
   type PolicySummary,
   type Reservation,
   type ReservationCancellation,
-} from '../../src/services/reservations.js';
+} from '../../src/services/reservations/reservations.js';
 import type { RoomOccupancy } from '../../src/upstream/protocol.js';
 import { dataEnvelope, errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';

@@ -1,5 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { amountToNumber, CURRENCIES } from '../../src/services/money.js';
+import { amountToNumber, CURRENCIES } from '../../src/services/kernel/money.js';
 import {
   propertyAvailability,
   searchAvailability,
@@ -11,8 +11,8 @@ import {
   type PropertyOffers,
   type RateOffer,
   type SearchContext,
-} from '../../src/services/search.js';
-import { priceCheck } from '../../src/services/priceCheck.js';
+} from '../../src/services/search/search.js';
+import { priceCheck } from '../../src/services/search/priceCheck.js';
 import { errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idParam, intParam, listParam, numberParam, occupancyListParam, propertyIdListParam } from '../params.js';

@@ -1,5 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { BOOKING_EVENT_TYPES } from '../../src/services/bookingStates.js';
+import { BOOKING_EVENT_TYPES } from '../../src/services/bookings/states.js';
 import {
   createWebhook,
   deleteWebhook,
@@ -15,7 +15,7 @@ import {
   webhookRules,
   type DeliveryView,
   type WebhookView,
-} from '../../src/services/webhooks.js';
+} from '../../src/services/webhooks/endpoints.js';
 import { dataEnvelope, errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { intParam } from '../params.js';

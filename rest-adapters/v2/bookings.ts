@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { bookingRules } from '../../src/services/bookings.js';
-import { ValidationError } from '../../src/services/errors.js';
-import { v2Cancel, v2CreateBooking, v2Retrieve } from '../../src/services/v2Bookings.js';
+import { bookingRules } from '../../src/services/bookings/bookings.js';
+import { ValidationError } from '../../src/services/kernel/errors.js';
+import { v2Cancel, v2CreateBooking, v2Retrieve } from '../../src/services/itineraries/bookings.js';
 import { v2ErrorResponses } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idempotency, idempotencyHeader } from '../idempotency.js';

@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { CURRENCIES } from '../../src/services/money.js';
-import { searchRules } from '../../src/services/search.js';
-import { v2Availability, v2PriceCheck } from '../../src/services/v2Offers.js';
+import { CURRENCIES } from '../../src/services/kernel/money.js';
+import { searchRules } from '../../src/services/search/search.js';
+import { v2Availability, v2PriceCheck } from '../../src/services/itineraries/offers.js';
 import { v2ErrorResponses } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { occupancyListParam, propertyIdListParam } from '../params.js';

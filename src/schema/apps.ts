@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { appRules, getOwnApp, MAX_IP_ALLOW_LIST, replaceOwnIpAllowList, type AppView } from '../services/apps.js';
+import { appRules, getOwnApp, MAX_IP_ALLOW_LIST, replaceOwnIpAllowList, type AppView } from '../services/access/apps.js';
 import { builder } from './builder.js';
 
 /**

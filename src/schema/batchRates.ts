@@ -6,10 +6,10 @@ import {
   readBatchItems,
   type BatchRatesItemInput,
   type BatchRatesResult,
-} from '../services/batchRates.js';
-import type { FieldIssue } from '../services/errors.js';
-import { BATCH_EXTENSION, type BatchExtension } from '../services/rateLimits.js';
-import { parseOccupancies, searchRules, type FieldNames } from '../services/search.js';
+} from '../services/search/batchRates.js';
+import type { FieldIssue } from '../services/kernel/errors.js';
+import { BATCH_EXTENSION, type BatchExtension } from '../services/access/rateLimits.js';
+import { parseOccupancies, searchRules, type FieldNames } from '../services/search/search.js';
 import { builder } from './builder.js';
 import { Currency, PropertyOffersRef } from './search.js';
 

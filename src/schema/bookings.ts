@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isVisible, VISIBLE_STATUSES } from '../services/bookingStates.js';
+import { isVisible, VISIBLE_STATUSES } from '../services/bookings/states.js';
 import {
   AlreadyCancelledError,
   bookingRules,
@@ -21,9 +21,9 @@ import {
   type CancellationQuote,
   type FilterNames,
   type PartyNames,
-} from '../services/bookings.js';
-import type { AppError } from '../services/errors.js';
-import { InsufficientBalanceError } from '../services/ledger.js';
+} from '../services/bookings/bookings.js';
+import type { AppError } from '../services/kernel/errors.js';
+import { InsufficientBalanceError } from '../services/bookings/ledger.js';
 import { builder } from './builder.js';
 import { orNull } from './orNull.js';
 import { CancellationPolicyType } from './properties.js';

@@ -5,10 +5,10 @@ import ZodPlugin from '@pothos/plugin-zod';
 import { GraphQLError } from 'graphql';
 import type { ZodError } from 'zod';
 import type { RequestContext } from '../context.js';
-import { InsufficientScopeError, UnauthorizedError, ValidationError } from '../services/errors.js';
-import { amountToNumber } from '../services/money.js';
-import type { Principal } from '../services/auth.js';
-import { missingScope as firstMissing, type ScopeRequirement } from '../services/scopes.js';
+import { InsufficientScopeError, UnauthorizedError, ValidationError } from '../services/kernel/errors.js';
+import { amountToNumber } from '../services/kernel/money.js';
+import type { Principal } from '../services/access/auth.js';
+import { missingScope as firstMissing, type ScopeRequirement } from '../services/access/scopes.js';
 
 /**
  * Configuration only: plugins, scalars and scope definitions. Types and their root fields live

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { principalOf } from '../context.js';
-import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../services/channels.js';
-import { CURRENCIES } from '../services/money.js';
+import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../services/channels/channels.js';
+import { CURRENCIES } from '../services/kernel/money.js';
 import { builder } from './builder.js';
 
 const Tier = builder.enumType('ChannelTier', { values: ['sandbox', 'starter'] as const });

@@ -1,10 +1,10 @@
 import { Repeater } from 'graphql-yoga';
 import { principalOf, type RequestContext } from '../context.js';
-import { authenticate } from '../services/auth.js';
+import { authenticate } from '../services/access/auth.js';
 import { holding } from '../events/subscriptionSlots.js';
-import { ServiceUnavailableError, SubscriptionLimitError, UnauthorizedError } from '../services/errors.js';
-import { fromBookingRecord } from '../services/bookings.js';
-import type { BookingEventMessage } from '../services/webhookDelivery.js';
+import { ServiceUnavailableError, SubscriptionLimitError, UnauthorizedError } from '../services/kernel/errors.js';
+import { fromBookingRecord } from '../services/bookings/bookings.js';
+import type { BookingEventMessage } from '../services/webhooks/delivery.js';
 import { BookingRef } from './bookings.js';
 import { builder } from './builder.js';
 import { BookingEventTypeEnum } from './webhooks.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { PriceChangedError, SoldOutError } from '../services/bookings.js';
-import { InsufficientBalanceError } from '../services/ledger.js';
-import { modifyBookingDates, ModificationNotAllowedError, modifyDatesRules, type DatesChange } from '../services/modifyDates.js';
-import { VISIBLE_STATUSES } from '../services/bookingStates.js';
+import { PriceChangedError, SoldOutError } from '../services/bookings/bookings.js';
+import { InsufficientBalanceError } from '../services/bookings/ledger.js';
+import { modifyBookingDates, ModificationNotAllowedError, modifyDatesRules, type DatesChange } from '../services/reservations/dateChanges.js';
+import { VISIBLE_STATUSES } from '../services/bookings/states.js';
 import { builder } from './builder.js';
 import { BookingRef, BookingStatus, DomainError } from './bookings.js';
 import { PolicyRef, PricingRef } from './search.js';

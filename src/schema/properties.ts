@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { callOptions } from '../context.js';
-import { ValidationError } from '../services/errors.js';
-import { ratePlansOf, type BedGroup, type Property, type RatePlan, type RoomType } from '../services/properties.js';
-import { searchRules } from '../services/search.js';
-import { toProperty } from '../upstream/catalog.js';
+import { ValidationError } from '../services/kernel/errors.js';
+import { ratePlansOf, type BedGroup, type Property, type RatePlan, type RoomType } from '../services/catalog/properties.js';
+import { searchRules } from '../services/search/search.js';
+import { toProperty } from '../services/catalog/catalog.js';
 import { builder } from './builder.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Booking } from '../generated/prisma/client.js';
-import { VISIBLE_STATUSES } from '../services/bookingStates.js';
+import { VISIBLE_STATUSES } from '../services/bookings/states.js';
 import {
   AlreadyCancelledError,
   BookTokenError,
@@ -9,9 +9,9 @@ import {
   NotModifiableError,
   PriceChangedError,
   SoldOutError,
-} from '../services/bookings.js';
-import { ValidationError, type FieldIssue } from '../services/errors.js';
-import { InsufficientBalanceError } from '../services/ledger.js';
+} from '../services/bookings/bookings.js';
+import { ValidationError, type FieldIssue } from '../services/kernel/errors.js';
+import { InsufficientBalanceError } from '../services/bookings/ledger.js';
 import {
   cancelledTotals,
   cancelReservation,
@@ -25,8 +25,8 @@ import {
   updateReservation,
   type ReservationCancellation,
   type ReservationView,
-} from '../services/reservations.js';
-import type { Page } from '../services/search.js';
+} from '../services/reservations/reservations.js';
+import type { Page } from '../services/search/search.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';
 import { builder } from './builder.js';
 import { BookingRef, BookingStatus } from './bookings.js';

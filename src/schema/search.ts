@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { CURRENCIES } from '../services/money.js';
-import { priceCheck, type PriceCheckResult } from '../services/priceCheck.js';
+import { CURRENCIES } from '../services/kernel/money.js';
+import { priceCheck, type PriceCheckResult } from '../services/search/priceCheck.js';
 import {
   parseOccupancies,
   propertyAvailability,
@@ -17,7 +17,7 @@ import {
   type RoomOffers,
   type SearchContext,
   type SearchItem,
-} from '../services/search.js';
+} from '../services/search/search.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';
 import { builder } from './builder.js';
 import { CancellationPolicyType, MealPlan, PropertyRef } from './properties.js';

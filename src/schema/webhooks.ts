@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { BOOKING_EVENT_TYPES, type BookingEventType } from '../services/bookingStates.js';
-import { ValidationError } from '../services/errors.js';
+import { BOOKING_EVENT_TYPES, type BookingEventType } from '../services/bookings/states.js';
+import { ValidationError } from '../services/kernel/errors.js';
 import {
   createWebhook,
   deleteWebhook,
@@ -15,8 +15,8 @@ import {
   webhookRules,
   type DeliveryView,
   type WebhookView,
-} from '../services/webhooks.js';
-import type { Page } from '../services/search.js';
+} from '../services/webhooks/endpoints.js';
+import type { Page } from '../services/search/search.js';
 import type { WebhookAttempt } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
 import { orNull } from './orNull.js';

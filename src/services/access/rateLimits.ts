@@ -1,0 +1,172 @@
+import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, type RateLimiterRes } from 'rate-limiter-flexible';
+import type { PrismaClient } from '../../generated/prisma/client.js';
+
+/** Outcome of charging one request against a fixed-window limit. */
+export interface RateDecision {
+  allowed: boolean;
+  /** Points the window allows. */
+  limit: number;
+  /** Points left in the window after this charge (0 when refused). */
+  remaining: number;
+  /** Whole seconds until the window resets (at least 1). */
+  resetSeconds: number;
+  /** Points this request was charged (nothing is kept of a refused charge). */
+  cost: number;
+}
+
+export interface RateLimiter {
+  /**
+   * Charges `points` to `key` against `limit` points per window (the limiter's own `points` when
+   * omitted). A charge that would go past the limit is refused and not kept, so a refused
+   * expensive request does not use up what a cheaper one could still have.
+   */
+  consume(key: string, points?: number, limit?: number): Promise<RateDecision>;
+}
+
+export interface RateLimitOptions {
+  name: string;
+  /** Points per window when consume() is given no limit of its own. */
+  points: number;
+  durationSeconds: number;
+  /** Shared across instances when given; in-process otherwise. */
+  redis?: Redis | undefined;
+}
+
+/**
+ * Counts far past any real limit: rate-limiter-flexible only counts (and keeps the window), and
+ * each consume() compares the count with the limit it is given, so keys with different limits
+ * (channels) share one limiter.
+ */
+const NO_CEILING = Number.MAX_SAFE_INTEGER;
+
+/** A refund this close to the window's end could land in the next window; it is not made. */
+const REFUND_MARGIN_MS = 1_000;
+
+/**
+ * A fixed-window limiter from rate-limiter-flexible: in memory without Redis, shared through
+ * Redis with it (one atomic INCRBY per charge, so instances sharing a Redis together allow the
+ * limit exactly). The window of a key starts with its first charge. If Redis fails, an
+ * in-memory limiter stands in rather than failing requests.
+ */
+export function createRateLimiter(options: RateLimitOptions): RateLimiter {
+  const base = { points: NO_CEILING, duration: options.durationSeconds, keyPrefix: `rl:${options.name}` };
+  const limiter: RateLimiterAbstract = options.redis
+    ? new RateLimiterRedis({
+        ...base,
+        storeClient: options.redis,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: new RateLimiterMemory(base),
+      })
+    : new RateLimiterMemory(base);
+
+  return {
+    async consume(key, points = 1, limit = options.points) {
+      const res: RateLimiterRes = await limiter.consume(key, points);
+      const consumed = res.consumedPoints;
+      const resetSeconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+      if (consumed <= limit) {
+        return { allowed: true, limit, remaining: limit - consumed, resetSeconds, cost: points };
+      }
+      if (points > 0 && res.msBeforeNext > REFUND_MARGIN_MS) await limiter.reward(key, points);
+      return { allowed: false, limit, remaining: Math.max(0, limit - (consumed - points)), resetSeconds, cost: points };
+    },
+  };
+}
+
+export interface ChannelRateLimitOptions {
+  /** Which of the channel's two limits applies: the deployment's (CHANNEL_ENV). */
+  env: 'sandbox' | 'production';
+  windowSeconds: number;
+  /** How long a channel's limit is reused before it is read again; 0 reads it per request. */
+  cacheTtlMs: number;
+  redis?: Redis | undefined;
+}
+
+/**
+ * The API's limit (v1, v2, GraphQL): each channel may spend its own `rate_limit` (the value for
+ * this deployment's environment) in points per window; a REST request costs 1 point, a GraphQL
+ * operation its documentCost. The limit is read from the channel and cached briefly.
+ */
+export class ChannelRateLimits {
+  private readonly limiter: RateLimiter;
+  private readonly limits: LRUCache<string, number> | null;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly options: ChannelRateLimitOptions,
+  ) {
+    this.limiter = createRateLimiter({
+      name: `api:${options.env}`,
+      points: 0,
+      durationSeconds: options.windowSeconds,
+      redis: options.redis,
+    });
+    // fetch() shares one lookup among the requests that miss at once.
+    this.limits =
+      options.cacheTtlMs > 0
+        ? new LRUCache<string, number>({
+            max: 10_000,
+            ttl: options.cacheTtlMs,
+            fetchMethod: (channelId) => this.readLimit(channelId),
+          })
+        : null;
+  }
+
+  /** Charges `cost` points to the channel. */
+  async charge(channelId: string, cost: number): Promise<RateDecision> {
+    const limit = await this.limitOf(channelId);
+    return this.limiter.consume(channelId, cost, limit);
+  }
+
+  /** Forgets the cached limit of a channel (an operator changed it through this instance). */
+  forget(channelId: string): void {
+    this.limits?.delete(channelId);
+  }
+
+  /** The channel's points per window in this environment (0 for a channel that no longer exists). */
+  private async limitOf(channelId: string): Promise<number> {
+    if (!this.limits) return this.readLimit(channelId);
+    return (await this.limits.fetch(channelId)) ?? 0;
+  }
+
+  private async readLimit(channelId: string): Promise<number> {
+    const channel = await this.prisma.channel.findUnique({
+      where: { id: channelId },
+      select: { rateLimitSandbox: true, rateLimitProduction: true },
+    });
+    if (!channel) return 0;
+    return this.options.env === 'production' ? channel.rateLimitProduction : channel.rateLimitSandbox;
+  }
+}
+
+/**
+ * Points a request doing the work of `items` requests costs (a batch, REST or GraphQL): one per
+ * item, as the same work sent one request at a time would, so batching saves round trips, not
+ * limit. The one rule for both surfaces (rest-adapters/rateLimit.ts, queryCost.ts).
+ */
+export function batchCost(items: number): number {
+  return Math.max(1, items);
+}
+
+/**
+ * The GraphQL field extension that makes a field a batch for documentCost:
+ * `extensions: { [BATCH_EXTENSION]: { items: 'input.items', max: 50 } }` names the list argument
+ * holding the batch (a dotted path into the arguments) and the most items the field takes.
+ */
+export const BATCH_EXTENSION = 'batch';
+
+export interface BatchExtension {
+  items: string;
+  max: number;
+}
+
+/** The X-RateLimit-* response headers of a decision (REST and GraphQL). */
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(decision.limit),
+    'X-RateLimit-Remaining': String(decision.remaining),
+    'X-RateLimit-Reset': String(decision.resetSeconds),
+  };
+}
