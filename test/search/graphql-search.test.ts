@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import { Dataset } from '../../src/simulator/dataset.js';
+import { apiKey, startTestService, type TestService } from '../helpers/service.js';
+
+let t: TestService;
+let creds: IssuedCredentials;
+let contentOnly: IssuedCredentials;
+const data = new Dataset(42, 500);
+const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+const CHECKIN = day(40);
+const CHECKOUT = day(42);
+
+beforeAll(async () => {
+  t = await startTestService();
+  creds = await t.channel();
+  contentOnly = await t.channel({ scopes: ['properties:read'] });
+});
+afterAll(() => t.close());
+
+const gql = (query: string, variables?: Record<string, unknown>, who: IssuedCredentials = creds) => t.graphql(query, variables, apiKey(who));
+
+describe('Query.property and Query.properties', () => {
+  it('returns a property with its room types and rate plans', async () => {
+    const res = await gql(`{ property(id: 3) { id name city starRating timezone updatedAt roomTypes { id maxOccupancy bedGroups { id description } ratePlans { id mealPlan cancellationPolicy refundable } } } }`);
+    expect(res.errors).toBeUndefined();
+    const p = data.property(3)!;
+    expect(res.data!.property).toEqual({
+      id: 3,
+      name: p.name,
+      city: p.city,
+      starRating: p.starRating,
+      timezone: p.timezone,
+      updatedAt: p.updatedAt.toISOString(),
+      roomTypes: p.roomTypes.map((r) => ({
+        id: r.id,
+        maxOccupancy: r.maxOccupancy,
+        bedGroups: r.bedGroups,
+        ratePlans: r.ratePlans.map((rp) => ({ id: rp.id, mealPlan: rp.mealPlan, cancellationPolicy: rp.cancellationPolicy, refundable: rp.refundable })),
+      })),
+    });
+  });
+
+  it('gives null for an unknown property and a validation error for a bad id', async () => {
+    expect((await gql('{ property(id: 9999) { id } }')).data).toEqual({ property: null });
+    const bad = await gql('{ property(id: -1) { id } }');
+    expect(bad.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('50 properties with their room types are one batched provider call, none per property', async () => {
+    t.service.deps.catalog.clear();
+    const ids = Array.from({ length: 50 }, (_, i) => i + 200);
+    const before = t.service.deps.upstream.calls;
+    const res = await gql('query($ids: [Int!]) { properties(ids: $ids) { nodes { id name roomTypes { id ratePlans { id } } } } }', { ids });
+    expect(res.errors).toBeUndefined();
+    const nodes = (res.data!.properties as { nodes: { id: number; roomTypes: unknown[] }[] }).nodes;
+    expect(nodes.map((n) => n.id)).toEqual(ids);
+    expect(nodes.every((n) => n.roomTypes.length > 0)).toBe(true);
+    expect(t.service.deps.upstream.calls - before).toBe(1);
+
+    // The same properties asked one field at a time, aliased, in one query: still one call.
+    t.service.deps.catalog.clear();
+    const aliased = ids.slice(0, 15).map((id) => `p${id}: property(id: ${id}) { id roomTypes { id } }`).join('\n');
+    const before2 = t.service.deps.upstream.calls;
+    const res2 = await gql(`{ ${aliased} }`);
+    expect(res2.errors).toBeUndefined();
+    expect(Object.keys(res2.data!)).toHaveLength(15);
+    expect(t.service.deps.upstream.calls - before2).toBe(1);
+  });
+
+  it('pages through the catalog with a cursor and updatedSince', async () => {
+    const first = await gql('{ properties(first: 2) { nodes { id } endCursor hasNextPage } }');
+    const page = first.data!.properties as { nodes: { id: number }[]; endCursor: string; hasNextPage: boolean };
+    expect(page.nodes.map((n) => n.id)).toEqual([1, 2]);
+    expect(page.hasNextPage).toBe(true);
+    const second = await gql('query($after: String) { properties(first: 2, after: $after) { nodes { id } } }', { after: page.endCursor });
+    expect((second.data!.properties as { nodes: { id: number }[] }).nodes.map((n) => n.id)).toEqual([3, 4]);
+    const since = await gql('{ properties(first: 100, updatedSince: "2026-10-01T00:00:00Z") { nodes { updatedAt } } }');
+    const times = (since.data!.properties as { nodes: { updatedAt: string }[] }).nodes.map((n) => n.updatedAt);
+    expect(times.length).toBeGreaterThan(0);
+    expect(times.every((u) => u > '2026-10-01T00:00:00Z')).toBe(true);
+  });
+
+  it('rejects a cursor it did not issue with VALIDATION_ERROR naming after', async () => {
+    const res = await gql('{ properties(first: 2, after: "zzz") { nodes { id } } }');
+    expect(res.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+    expect((res.errors?.[0]?.extensions?.details as any).fields[0].field).toBe('after');
+  });
+
+  it('rejects first above 100 and more than 100 ids', async () => {
+    expect((await gql('{ properties(first: 101) { nodes { id } } }')).errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+    const ids = Array.from({ length: 101 }, (_, i) => i + 1);
+    expect((await gql('query($ids: [Int!]) { properties(ids: $ids) { nodes { id } } }', { ids })).errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('room types need roomtypes:read, like their REST twin', async () => {
+    const res = await gql('{ property(id: 3) { id roomTypes { id } } }', undefined, contentOnly);
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'roomtypes:read' } });
+    expect((await gql('{ property(id: 3) { id name } }', undefined, contentOnly)).errors).toBeUndefined();
+  });
+});
+
+describe('availability, propertyAvailability and rates', () => {
+  it('availability agrees with GET /search/availability', async () => {
+    const res = await gql(
+      `query($input: AvailabilitySearchInput!) { availability(input: $input) {
+        items { propertyId name lowestNightlyPrice lowestTotalPrice currency available }
+        searchContext { checkin nights rooms occupancy { adults childrenAges } currency sortBy perPage }
+        pagination { total page perPage totalPages hasNext } } }`,
+      { input: { checkin: CHECKIN, checkout: CHECKOUT, occupancy: ['2', '1-4'], sortBy: 'price_asc', perPage: 10, currency: 'USD' } },
+    );
+    expect(res.errors).toBeUndefined();
+    const result = res.data!.availability as any;
+    const rest = await (
+      await t.request(`/channel/v1/search/availability?checkin=${CHECKIN}&checkout=${CHECKOUT}&occupancy=2&occupancy=1-4&sort_by=price_asc&per_page=10&currency=USD`, { headers: apiKey(creds) })
+    ).json();
+    expect(result.items.map((i: any) => [i.propertyId, i.lowestTotalPrice, i.lowestNightlyPrice])).toEqual(
+      rest.data.map((i: any) => [i.property_id, i.lowest_total_price, i.lowest_nightly_price]),
+    );
+    expect(result.searchContext).toEqual({
+      checkin: CHECKIN, nights: 2, rooms: 2, occupancy: [{ adults: 2, childrenAges: [] }, { adults: 1, childrenAges: [4] }], currency: 'USD', sortBy: 'price_asc', perPage: 10,
+    });
+    expect(result.pagination).toMatchObject({ page: 1, perPage: 10, total: rest.pagination.total });
+  });
+
+  it('validates with the same rules and names GraphQL fields', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ checkin: CHECKIN, checkout: CHECKIN, adults: 1 }, 'input.checkout'],
+      [{ checkin: CHECKIN, checkout: CHECKOUT, adults: 1, occupancy: ['1'] }, 'input.adults'],
+      [{ checkin: CHECKIN, checkout: CHECKOUT, occupancy: ['1-30'] }, 'input.occupancy.0'],
+      [{ checkin: CHECKIN, checkout: CHECKOUT, adults: 1, perPage: 101 }, 'input.perPage'],
+      [{ checkin: '2026/12/01', checkout: CHECKOUT, adults: 1 }, 'input.checkin'],
+    ];
+    for (const [input, field] of cases) {
+      const res = await gql('query($input: AvailabilitySearchInput!) { availability(input: $input) { items { propertyId } } }', { input });
+      expect(res.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+      expect((res.errors?.[0]?.extensions?.details as any).fields.map((f: any) => f.field)).toContain(field);
+    }
+  });
+
+  it('propertyAvailability issues tokens; rates gives nightly lines', async () => {
+    const res = await gql(
+      `query($a: PropertyAvailabilityInput!, $r: RatesInput!) {
+        propertyAvailability(input: $a) { property { id name } nights roomTypes { roomtypeId rates { rateplanId availableRooms priceCheckToken expiresAt pricing { inclusiveAmount billableInclusiveAmount requestCurrency } cancellationPolicy { type freeCancellationBefore } } } }
+        rates(input: $r) { checkin nights roomTypes { rates { nightly { date baseRate taxAndServiceFee } priceCheckToken } } } }`,
+      { a: { propertyId: 21, checkin: CHECKIN, checkout: CHECKOUT, adults: 2 }, r: { propertyId: 21, checkin: CHECKIN, checkout: CHECKOUT } },
+    );
+    expect(res.errors).toBeUndefined();
+    const offers = res.data!.propertyAvailability as any;
+    expect(offers.property).toEqual({ id: 21, name: data.property(21)!.name });
+    const rates = offers.roomTypes.flatMap((r: any) => r.rates);
+    for (const rate of rates) expect(rate.priceCheckToken === null).toBe(rate.availableRooms < 1);
+    const detailed = res.data!.rates as any;
+    expect(detailed.nights).toBe(2);
+    expect(detailed.roomTypes[0].rates[0].nightly).toHaveLength(2);
+    expect(detailed.roomTypes[0].rates[0].priceCheckToken).toBeNull();
+  });
+
+  it('needs search:availability and reports provider failures as UPSTREAM_ERROR', async () => {
+    const q = `{ rates(input: { propertyId: 1 }) { nights } }`;
+    expect((await gql(q, undefined, contentOnly)).errors?.[0]?.extensions).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'search:availability' } });
+    const failed = await t.graphql(q, undefined, { ...apiKey(creds), 'x-test-scenario': 'upstream_error' });
+    expect(failed.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
+  });
+});

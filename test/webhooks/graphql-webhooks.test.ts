@@ -1,0 +1,482 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import { v1 } from '../helpers/flow.js';
+import { apiKey, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
+
+/**
+ * The GraphQL twins of the webhook routes: subscriptions (the secret shown once), the delivery
+ * log, a signed ping and the replay of a delivery, all under channels:write. Deliveries go to a
+ * receiver on 127.0.0.1 (the sandbox allows http and loopback URLs); there is no background
+ * dispatcher (EVENTS_POLL_INTERVAL_MS=0): the tests drain it.
+ */
+
+type Gql = Record<string, any>;
+
+interface Received {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+let t: TestService;
+let creds: IssuedCredentials;
+let server: Server;
+let base: string;
+const received: Received[] = [];
+/** The status the receiver answers with. */
+let answer = 200;
+
+beforeAll(async () => {
+  t = await startTestService({ EVENTS_POLL_INTERVAL_MS: '0' });
+  creds = await t.channel();
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
+      received.push({ path: req.url ?? '/', headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer < 300 ? 'ok' : 'nope');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await t?.close();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+const WEBHOOK_FIELDS = 'id url events description status disabledReason disabledAt lastSuccessAt createdAt updatedAt';
+const DELIVERY_FIELDS = `id webhookId eventId type status attempts nextAttemptAt deliveredAt createdAt payload
+  attemptLog { attempt startedAt durationMs statusCode responseBody error }`;
+
+const CREATE = `mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { secret webhook { ${WEBHOOK_FIELDS} } } }`;
+const UPDATE = `mutation($id: ID!, $input: UpdateWebhookInput!) { updateWebhook(id: $id, input: $input) { ${WEBHOOK_FIELDS} } }`;
+const DELETE = 'mutation($id: ID!) { deleteWebhook(id: $id) }';
+const PING = `mutation($id: ID!) { pingWebhook(id: $id) { ${DELIVERY_FIELDS} } }`;
+const REPLAY = `mutation($webhookId: ID!, $id: ID!) { replayWebhookDelivery(webhookId: $webhookId, id: $id) { ${DELIVERY_FIELDS} } }`;
+const ONE = `query($id: ID!) { webhook(id: $id) { ${WEBHOOK_FIELDS} } }`;
+const LIST = `{ webhooks { ${WEBHOOK_FIELDS} } }`;
+const DELIVERIES = `query($webhookId: ID!, $status: WebhookDeliveryStatus, $page: Int, $perPage: Int) {
+  webhookDeliveries(webhookId: $webhookId, status: $status, page: $page, perPage: $perPage) {
+    items { ${DELIVERY_FIELDS} }
+    pagination { total page perPage totalPages hasNext }
+  }
+}`;
+const DELIVERY = `query($webhookId: ID!, $id: ID!) { webhookDelivery(webhookId: $webhookId, id: $id) { ${DELIVERY_FIELDS} } }`;
+
+const ALL_EVENTS = [
+  'reservation_created',
+  'reservation_confirmed',
+  'reservation_modified',
+  'reservation_cancelled',
+  'reservation_failed',
+  'reservation_checked_in',
+  'reservation_checked_out',
+  'reservation_no_show',
+];
+
+const gql = (query: string, variables?: Record<string, unknown>, who: IssuedCredentials = creds) =>
+  t.graphql(query, variables, apiKey(who));
+
+function dataOf(res: GraphQLResult): Gql {
+  expect(res.errors).toBeUndefined();
+  return res.data as Gql;
+}
+
+function topError(res: GraphQLResult) {
+  expect(res.errors?.length).toBeGreaterThan(0);
+  return res.errors![0]!;
+}
+
+function fieldsOf(res: GraphQLResult): string[] {
+  const error = topError(res);
+  expect(error.extensions?.code).toBe('VALIDATION_ERROR');
+  return (error.extensions?.details?.fields as { field: string }[]).map((f) => f.field).sort();
+}
+
+async function create(input: Record<string, unknown>, who: IssuedCredentials = creds): Promise<{ secret: string; webhook: Gql }> {
+  return dataOf(await gql(CREATE, { input }, who)).createWebhook;
+}
+
+/** The requests the receiver got on `path`, each verified against the secret. */
+function verifiedOn(path: string, secret: string): Received[] {
+  const list = received.filter((r) => r.path === path);
+  for (const r of list) expect(() => new Webhook(secret).verify(r.body, r.headers)).not.toThrow();
+  return list;
+}
+
+describe('Mutation.createWebhook and Query.webhooks', () => {
+  it('returns the webhook with its secret once; the list and the type never expose a secret', async () => {
+    const { secret, webhook } = await create({ url: `${base}/create`, description: '  Orders  ' });
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(webhook).toMatchObject({
+      url: `${base}/create`,
+      events: ALL_EVENTS,
+      description: 'Orders',
+      status: 'active',
+      disabledReason: null,
+      disabledAt: null,
+      lastSuccessAt: null,
+    });
+    expect(webhook.createdAt).toBe(webhook.updatedAt);
+
+    const narrow = await create({ url: `${base}/narrow`, events: ['reservation_cancelled', 'reservation_created'] });
+    expect(narrow.webhook.events).toEqual(['reservation_cancelled', 'reservation_created']);
+    expect(narrow.webhook.description).toBeNull();
+    expect(narrow.secret).not.toBe(secret);
+
+    const list = dataOf(await gql(LIST)).webhooks as Gql[];
+    expect(list.map((w) => w.id)).toEqual(expect.arrayContaining([webhook.id, narrow.webhook.id]));
+    expect(list.find((w) => w.id === webhook.id)).toEqual(webhook);
+    expect(JSON.stringify(list)).not.toContain(secret);
+    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toEqual(webhook);
+
+    const fields = dataOf(await gql('{ __type(name: "Webhook") { fields { name } } }')).__type.fields as { name: string }[];
+    expect(fields.map((f) => f.name)).not.toContain('secret');
+    const asked = await gql('{ webhooks { id secret } }');
+    expect(asked.data).toBeUndefined();
+    expect(topError(asked).message).toMatch(/Cannot query field "secret"/);
+  });
+
+  it('refuses bad input with a top-level VALIDATION_ERROR naming the GraphQL fields', async () => {
+    expect(fieldsOf(await gql(CREATE, { input: { url: 'not a url' } }))).toEqual(['input.url']);
+    expect(fieldsOf(await gql(CREATE, { input: { url: 'ftp://example.com/hook' } }))).toEqual(['input.url']);
+    expect(fieldsOf(await gql(CREATE, { input: { url: '  ' } }))).toEqual(['input.url']);
+    expect(fieldsOf(await gql(CREATE, { input: { url: `${base}/#frag` } }))).toEqual(['input.url']);
+    expect(fieldsOf(await gql(CREATE, { input: { url: `${base}/x`, events: [] } }))).toEqual(['input.events']);
+    expect(
+      fieldsOf(await gql(CREATE, { input: { url: `${base}/x`, events: ['reservation_created', 'reservation_created'] } })),
+    ).toEqual(['input.events']);
+    expect(fieldsOf(await gql(CREATE, { input: { url: `${base}/x`, description: 'd'.repeat(201) } }))).toEqual([
+      'input.description',
+    ]);
+    // PostgreSQL text cannot hold NUL: refused as input, not a server error.
+    const nul = await gql(CREATE, { input: { url: `${base}/x`, description: 'a\u0000b' } });
+    expect(fieldsOf(nul)).toEqual(['input.description']);
+    expect((nul.errors![0]!.extensions?.details?.fields as { reason: string }[])[0]!.reason).toMatch(/NUL/);
+
+    // An event type the enum does not know never reaches the resolver: GraphQL refuses the variable.
+    const unknown = await gql(CREATE, { input: { url: `${base}/x`, events: ['reservation_exploded'] } });
+    expect(unknown.data ?? null).toBeNull();
+    expect(topError(unknown).message).toMatch(/reservation_exploded/);
+    // The internal spelling is not a GraphQL value either.
+    const dotted = await gql(CREATE, { input: { url: `${base}/x`, events: ['reservation.created'] } });
+    expect(topError(dotted).message).toMatch(/reservation\.created/);
+
+    const mine = dataOf(await gql(LIST)).webhooks as Gql[];
+    expect(mine.some((w) => w.url.startsWith(`${base}/x`))).toBe(false);
+  });
+
+  it('refuses more than 20 webhooks per channel with WEBHOOK_LIMIT_REACHED', async () => {
+    const busy = await t.channel();
+    for (let i = 0; i < 20; i++) await create({ url: `${base}/limit/${i}` }, busy);
+    const res = await gql(CREATE, { input: { url: `${base}/limit/20` } }, busy);
+    expect(res.data).toBeNull();
+    expect(topError(res).extensions).toEqual({ code: 'WEBHOOK_LIMIT_REACHED', details: { limit: 20 } });
+    expect((dataOf(await gql(LIST, {}, busy)).webhooks as Gql[]).length).toBe(20);
+  });
+});
+
+describe('authentication and scope', () => {
+  it('no credential: UNAUTHORIZED; a credential without channels:write: INSUFFICIENT_SCOPE, on every field', async () => {
+    const { webhook } = await create({ url: `${base}/auth` });
+    const reader = await t.channel({ scopes: ['channels:read', 'reservations:read'] });
+    const calls: [string, Record<string, unknown>][] = [
+      [LIST, {}],
+      [ONE, { id: webhook.id }],
+      [DELIVERIES, { webhookId: webhook.id }],
+      [DELIVERY, { webhookId: webhook.id, id: webhook.id }],
+      [CREATE, { input: { url: `${base}/auth2` } }],
+      [UPDATE, { id: webhook.id, input: { enabled: false } }],
+      [DELETE, { id: webhook.id }],
+      [PING, { id: webhook.id }],
+      [REPLAY, { webhookId: webhook.id, id: webhook.id }],
+    ];
+    // No value either way: null data for a non-null field, the nullable field itself null otherwise.
+    const nothing = (res: GraphQLResult) => expect(Object.values(res.data ?? {}).every((v) => v === null)).toBe(true);
+    for (const [query, variables] of calls) {
+      const anonymous = await t.graphql(query, variables);
+      nothing(anonymous);
+      expect(topError(anonymous).extensions?.code).toBe('UNAUTHORIZED');
+      const limited = await gql(query, variables, reader);
+      nothing(limited);
+      expect(topError(limited).extensions).toEqual({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'channels:write' } });
+    }
+    // Nothing was changed, pinged or deleted.
+    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toEqual(webhook);
+    expect(received.filter((r) => r.path === '/auth')).toEqual([]);
+  });
+});
+
+describe("another channel's webhook", () => {
+  it('is null on queries and NOT_FOUND on mutations and the delivery log; it stays as it was', async () => {
+    const { webhook } = await create({ url: `${base}/theirs` });
+    const ping = dataOf(await gql(PING, { id: webhook.id })).pingWebhook;
+    const stranger = await t.channel();
+
+    expect(dataOf(await gql(ONE, { id: webhook.id }, stranger)).webhook).toBeNull();
+    expect(dataOf(await gql(LIST, {}, stranger)).webhooks).toEqual([]);
+    expect(dataOf(await gql(DELIVERY, { webhookId: webhook.id, id: ping.id }, stranger)).webhookDelivery).toBeNull();
+    const notFound = [
+      await gql(DELIVERIES, { webhookId: webhook.id }, stranger),
+      await gql(UPDATE, { id: webhook.id, input: { enabled: false } }, stranger),
+      await gql(DELETE, { id: webhook.id }, stranger),
+      await gql(PING, { id: webhook.id }, stranger),
+      await gql(REPLAY, { webhookId: webhook.id, id: ping.id }, stranger),
+    ];
+    for (const res of notFound) {
+      expect(res.data).toBeNull();
+      expect(topError(res).extensions?.code).toBe('NOT_FOUND');
+    }
+    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toMatchObject({ status: 'active' });
+    expect(received.filter((r) => r.path === '/theirs')).toHaveLength(1);
+  });
+
+  it('unknown and malformed ids: null on queries, NOT_FOUND on mutations', async () => {
+    const { webhook } = await create({ url: `${base}/ids` });
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    expect(dataOf(await gql(ONE, { id: unknown })).webhook).toBeNull();
+    expect(dataOf(await gql(ONE, { id: 'nope' })).webhook).toBeNull();
+    expect(dataOf(await gql(DELIVERY, { webhookId: webhook.id, id: unknown })).webhookDelivery).toBeNull();
+    expect(dataOf(await gql(DELIVERY, { webhookId: webhook.id, id: 'nope' })).webhookDelivery).toBeNull();
+    expect(topError(await gql(DELETE, { id: 'nope' })).extensions?.code).toBe('NOT_FOUND');
+    expect(topError(await gql(PING, { id: unknown })).extensions?.code).toBe('NOT_FOUND');
+    expect(topError(await gql(REPLAY, { webhookId: webhook.id, id: unknown })).extensions?.code).toBe('NOT_FOUND');
+    expect(topError(await gql(DELIVERIES, { webhookId: unknown })).extensions?.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('Mutation.updateWebhook and deleteWebhook', () => {
+  it('changes url, events and description; null clears the description; disables and enables', async () => {
+    const { webhook } = await create({ url: `${base}/before`, description: 'first' });
+    const changed = dataOf(
+      await gql(UPDATE, { id: webhook.id, input: { url: `${base}/after`, events: ['reservation_no_show'], description: 'second' } }),
+    ).updateWebhook;
+    expect(changed).toMatchObject({ id: webhook.id, url: `${base}/after`, events: ['reservation_no_show'], description: 'second', status: 'active' });
+    expect(Date.parse(changed.updatedAt)).toBeGreaterThanOrEqual(Date.parse(webhook.updatedAt));
+    expect(changed.createdAt).toBe(webhook.createdAt);
+
+    const cleared = dataOf(await gql(UPDATE, { id: webhook.id, input: { description: null } })).updateWebhook;
+    expect(cleared).toMatchObject({ description: null, url: `${base}/after`, events: ['reservation_no_show'] });
+
+    const disabled = dataOf(await gql(UPDATE, { id: webhook.id, input: { enabled: false } })).updateWebhook;
+    expect(disabled).toMatchObject({ status: 'disabled', disabledReason: 'disabled by the channel' });
+    expect(disabled.disabledAt).toEqual(expect.any(String));
+    // Disabling again keeps the first time and reason.
+    const again = dataOf(await gql(UPDATE, { id: webhook.id, input: { enabled: false } })).updateWebhook;
+    expect(again.disabledAt).toBe(disabled.disabledAt);
+
+    const enabled = dataOf(await gql(UPDATE, { id: webhook.id, input: { enabled: true } })).updateWebhook;
+    expect(enabled).toMatchObject({ status: 'active', disabledReason: null, disabledAt: null });
+    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toEqual(enabled);
+  });
+
+  it('refuses an empty change, clearing url or events and bad values with VALIDATION_ERROR', async () => {
+    const { webhook } = await create({ url: `${base}/strict` });
+    const empty = await gql(UPDATE, { id: webhook.id, input: {} });
+    expect(topError(empty).extensions?.code).toBe('VALIDATION_ERROR');
+    expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { url: null } }))).toEqual(['input.url']);
+    expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { events: null } }))).toEqual(['input.events']);
+    expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { url: 'gopher://example.com' } }))).toEqual(['input.url']);
+    expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { events: [] } }))).toEqual(['input.events']);
+    expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { description: '\u0000' } }))).toEqual(['input.description']);
+    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toEqual(webhook);
+  });
+
+  it('deletes a webhook: returns its id; it is gone from the list, and a second delete is NOT_FOUND', async () => {
+    const { webhook } = await create({ url: `${base}/gone` });
+    await gql(PING, { id: webhook.id });
+    expect(dataOf(await gql(DELETE, { id: webhook.id })).deleteWebhook).toBe(webhook.id);
+    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toBeNull();
+    expect((dataOf(await gql(LIST)).webhooks as Gql[]).map((w) => w.id)).not.toContain(webhook.id);
+    expect(topError(await gql(DELETE, { id: webhook.id })).extensions?.code).toBe('NOT_FOUND');
+    expect(topError(await gql(DELIVERIES, { webhookId: webhook.id })).extensions?.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('Mutation.pingWebhook', () => {
+  it('sends a signed webhook.ping at once and answers with its delivery: delivered after one attempt', async () => {
+    const { secret, webhook } = await create({ url: `${base}/ping` });
+    const ping = dataOf(await gql(PING, { id: webhook.id })).pingWebhook;
+    expect(ping).toMatchObject({
+      webhookId: webhook.id,
+      eventId: null,
+      type: 'webhook.ping',
+      status: 'delivered',
+      attempts: 1,
+      nextAttemptAt: null,
+    });
+    expect(ping.deliveredAt).toEqual(expect.any(String));
+    expect(ping.attemptLog).toHaveLength(1);
+    expect(ping.attemptLog[0]).toMatchObject({ attempt: 1, statusCode: 200, responseBody: 'ok', error: null });
+    expect(ping.attemptLog[0].durationMs).toBeGreaterThanOrEqual(0);
+
+    const [got, ...more] = verifiedOn('/ping', secret);
+    expect(more).toEqual([]);
+    expect(got!.headers['webhook-id']).toBe(ping.id);
+    expect(got!.headers['webhook-signature']).toMatch(/^v1,/);
+    expect(got!.body).toBe(ping.payload);
+    expect(JSON.parse(ping.payload)).toEqual({ type: 'webhook.ping', timestamp: expect.any(String), data: { webhook_id: webhook.id } });
+    // Another secret does not verify it.
+    const other = await create({ url: `${base}/ping-other` });
+    expect(() => new Webhook(other.secret).verify(got!.body, got!.headers)).toThrow();
+
+    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook.lastSuccessAt).toEqual(expect.any(String));
+    expect(dataOf(await gql(DELIVERY, { webhookId: webhook.id, id: ping.id })).webhookDelivery).toEqual(ping);
+  });
+
+  it('a refused ping is failed after its one attempt (not retried), and a disabled webhook can be pinged', async () => {
+    const { secret, webhook } = await create({ url: `${base}/ping-refused` });
+    await gql(UPDATE, { id: webhook.id, input: { enabled: false } });
+    answer = 500;
+    try {
+      const ping = dataOf(await gql(PING, { id: webhook.id })).pingWebhook;
+      expect(ping).toMatchObject({ status: 'failed', attempts: 1, nextAttemptAt: null, deliveredAt: null });
+      expect(ping.attemptLog).toEqual([
+        expect.objectContaining({ attempt: 1, statusCode: 500, responseBody: 'nope', error: 'HTTP 500' }),
+      ]);
+    } finally {
+      answer = 200;
+    }
+    expect(verifiedOn('/ping-refused', secret)).toHaveLength(1);
+    await t.service.dispatcher.drain();
+    expect(received.filter((r) => r.path === '/ping-refused')).toHaveLength(1);
+    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toMatchObject({ status: 'disabled', lastSuccessAt: null });
+  });
+});
+
+describe('deliveries of booking events, and replay', () => {
+  let secret: string;
+  let hook: Gql;
+  let confirmedOnly: { secret: string; webhook: Gql };
+  let bookingId: string;
+
+  beforeAll(async () => {
+    ({ secret, webhook: hook } = await create({ url: `${base}/events` }));
+    confirmedOnly = await create({ url: `${base}/confirmed`, events: ['reservation_confirmed'] });
+    const api = v1(t, creds);
+    const o = await api.offer();
+    const res = await api.book({ book_token: o.bookToken, booker_name: 'A B', guests_adult: 2 });
+    expect(res.status).toBe(201);
+    bookingId = (await res.json()).data.id;
+    await t.service.dispatcher.drain();
+  });
+
+  it('delivers reservation.created and reservation.confirmed, signed, to the webhooks subscribed to them', async () => {
+    const page = dataOf(await gql(DELIVERIES, { webhookId: hook.id })).webhookDeliveries;
+    expect(page.pagination).toEqual({ total: 2, page: 1, perPage: 20, totalPages: 1, hasNext: false });
+    const items = page.items as Gql[];
+    expect(items.map((d) => d.type).sort()).toEqual(['reservation.confirmed', 'reservation.created']);
+    for (const d of items) {
+      expect(d).toMatchObject({ webhookId: hook.id, status: 'delivered', attempts: 1, nextAttemptAt: null });
+      expect(d.eventId).toEqual(expect.any(String));
+      expect(d.attemptLog).toEqual([expect.objectContaining({ attempt: 1, statusCode: 200, error: null })]);
+      const body = JSON.parse(d.payload);
+      expect(body).toMatchObject({ type: d.type, data: { id: bookingId } });
+    }
+    // Newest first: created, then confirmed, or the same instant ordered by id.
+    expect(Date.parse(items[0]!.createdAt)).toBeGreaterThanOrEqual(Date.parse(items[1]!.createdAt));
+
+    const got = verifiedOn('/events', secret);
+    expect(got.map((r) => r.headers['webhook-id']).sort()).toEqual(items.map((d) => d.id).sort());
+    for (const r of got) expect(r.body).toBe(items.find((d) => d.id === r.headers['webhook-id'])!.payload);
+
+    const only = dataOf(await gql(DELIVERIES, { webhookId: confirmedOnly.webhook.id })).webhookDeliveries.items as Gql[];
+    expect(only.map((d) => d.type)).toEqual(['reservation.confirmed']);
+    expect(verifiedOn('/confirmed', confirmedOnly.secret)).toHaveLength(1);
+    // The same event to two webhooks: one event id, two deliveries (two webhook-ids).
+    const confirmed = items.find((d) => d.type === 'reservation.confirmed')!;
+    expect(only[0]!.eventId).toBe(confirmed.eventId);
+    expect(only[0]!.id).not.toBe(confirmed.id);
+  });
+
+  it('filters by status and pages, newest first', async () => {
+    const delivered = dataOf(await gql(DELIVERIES, { webhookId: hook.id, status: 'delivered' })).webhookDeliveries;
+    expect(delivered.pagination.total).toBe(2);
+    for (const status of ['pending', 'held', 'failed']) {
+      const none = dataOf(await gql(DELIVERIES, { webhookId: hook.id, status })).webhookDeliveries;
+      expect(none).toEqual({ items: [], pagination: { total: 0, page: 1, perPage: 20, totalPages: 0, hasNext: false } });
+    }
+    const first = dataOf(await gql(DELIVERIES, { webhookId: hook.id, perPage: 1 })).webhookDeliveries;
+    const second = dataOf(await gql(DELIVERIES, { webhookId: hook.id, perPage: 1, page: 2 })).webhookDeliveries;
+    expect(first.pagination).toEqual({ total: 2, page: 1, perPage: 1, totalPages: 2, hasNext: true });
+    expect(second.pagination).toEqual({ total: 2, page: 2, perPage: 1, totalPages: 2, hasNext: false });
+    const all = dataOf(await gql(DELIVERIES, { webhookId: hook.id })).webhookDeliveries.items as Gql[];
+    expect([first.items[0].id, second.items[0].id]).toEqual(all.map((d) => d.id));
+
+    expect(fieldsOf(await gql(DELIVERIES, { webhookId: hook.id, perPage: 101 }))).toEqual(['perPage']);
+    expect(fieldsOf(await gql(DELIVERIES, { webhookId: hook.id, page: 0 }))).toEqual(['page']);
+  });
+
+  it('replays a delivered delivery with the same webhook-id and body; refuses a pending one and a disabled webhook', async () => {
+    const created = (dataOf(await gql(DELIVERIES, { webhookId: hook.id })).webhookDeliveries.items as Gql[]).find(
+      (d) => d.type === 'reservation.created',
+    )!;
+    const replayed = dataOf(await gql(REPLAY, { webhookId: hook.id, id: created.id })).replayWebhookDelivery;
+    expect(replayed).toMatchObject({ id: created.id, status: 'pending', attempts: 1, deliveredAt: null, payload: created.payload });
+    expect(replayed.nextAttemptAt).toEqual(expect.any(String));
+
+    const pending = await gql(REPLAY, { webhookId: hook.id, id: created.id });
+    expect(pending.data).toBeNull();
+    expect(topError(pending).extensions).toMatchObject({
+      code: 'DELIVERY_PENDING',
+      details: { next_attempt_at: replayed.nextAttemptAt },
+    });
+    expect(dataOf(await gql(DELIVERIES, { webhookId: hook.id, status: 'pending' })).webhookDeliveries.pagination.total).toBe(1);
+
+    await t.service.dispatcher.drain();
+    const after = dataOf(await gql(DELIVERY, { webhookId: hook.id, id: created.id })).webhookDelivery;
+    expect(after).toMatchObject({ status: 'delivered', attempts: 2, nextAttemptAt: null });
+    expect(after.attemptLog.map((a: Gql) => [a.attempt, a.statusCode])).toEqual([
+      [1, 200],
+      [2, 200],
+    ]);
+    const copies = verifiedOn('/events', secret).filter((r) => r.headers['webhook-id'] === created.id);
+    expect(copies).toHaveLength(2);
+    expect(copies[1]!.body).toBe(copies[0]!.body);
+    expect(copies[1]!.body).toBe(created.payload);
+
+    await gql(UPDATE, { id: hook.id, input: { enabled: false } });
+    const disabled = await gql(REPLAY, { webhookId: hook.id, id: created.id });
+    expect(disabled.data).toBeNull();
+    expect(topError(disabled).extensions?.code).toBe('WEBHOOK_DISABLED');
+    await gql(UPDATE, { id: hook.id, input: { enabled: true } });
+    expect(dataOf(await gql(DELIVERY, { webhookId: hook.id, id: created.id })).webhookDelivery.status).toBe('delivered');
+
+    // A delivery of another webhook of the same channel is not found under this one.
+    const only = dataOf(await gql(DELIVERIES, { webhookId: confirmedOnly.webhook.id })).webhookDeliveries.items[0];
+    expect(dataOf(await gql(DELIVERY, { webhookId: hook.id, id: only.id })).webhookDelivery).toBeNull();
+    expect(topError(await gql(REPLAY, { webhookId: hook.id, id: only.id })).extensions?.code).toBe('NOT_FOUND');
+  });
+
+  it('a disabled webhook holds new deliveries (status held, no next attempt, not replayable); enabling sends them', async () => {
+    const owner = await t.channel();
+    const { webhook } = await create({ url: `${base}/held`, events: ['reservation_created'] }, owner);
+    dataOf(await gql(UPDATE, { id: webhook.id, input: { enabled: false } }, owner));
+    const api = v1(t, owner);
+    const o = await api.offer();
+    expect((await api.book({ book_token: o.bookToken, booker_name: 'A B', guests_adult: 2 })).status).toBe(201);
+    await t.service.dispatcher.drain();
+
+    const held = dataOf(await gql(DELIVERIES, { webhookId: webhook.id, status: 'held' }, owner)).webhookDeliveries.items as Gql[];
+    expect(held).toHaveLength(1);
+    expect(held[0]).toMatchObject({ type: 'reservation.created', status: 'held', attempts: 0, nextAttemptAt: null, attemptLog: [] });
+    const replay = await gql(REPLAY, { webhookId: webhook.id, id: held[0]!.id }, owner);
+    expect(replay.data).toBeNull();
+    expect(topError(replay).extensions?.code).toBe('DELIVERY_HELD');
+    expect(received.filter((r) => r.path === '/held')).toEqual([]);
+
+    dataOf(await gql(UPDATE, { id: webhook.id, input: { enabled: true } }, owner));
+    await t.service.dispatcher.drain();
+    expect(dataOf(await gql(DELIVERY, { webhookId: webhook.id, id: held[0]!.id }, owner)).webhookDelivery).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+    });
+    expect(received.filter((r) => r.path === '/held')).toHaveLength(1);
+  });
+});
