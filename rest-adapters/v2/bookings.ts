@@ -1,10 +1,11 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { bookingRules } from '../../src/services/bookings/bookings.js';
 import { ValidationError } from '../../src/services/kernel/errors.js';
-import { v2Cancel, v2CreateBooking, v2Retrieve } from '../../src/services/itineraries/bookings.js';
+import { v2Cancel, v2CreateBooking, v2Retrieve } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idempotency, idempotencyHeader } from '../idempotency.js';
+import { itineraryWire, retrievedWire } from './links.js';
 import { CancelPenaltyWire, LinkWire } from './offers.js';
 
 /** v2 steps 3 and 4 (spec §4.6): book from book links, retrieve and cancel through links. */
@@ -160,13 +161,10 @@ export function v2BookingRoutes(app: OpenAPIHono<HttpEnv>) {
       rooms: body.rooms.map((r) => ({ givenName: r.given_name, familyName: r.family_name })),
       affiliateReferenceId: body.affiliate_reference_id,
     });
-    return c.json(
-      { itinerary_id: itinerary.itineraryId, links: { retrieve: itinerary.links.retrieve, ...(itinerary.links.cancel && { cancel: itinerary.links.cancel }) } },
-      201,
-    );
+    return c.json(itineraryWire(itinerary), 201);
   });
 
-  app.openapi(retrieveRoute, async (c) => c.json(await v2Retrieve(c.get('ctx'), c.req.valid('query').token), 200));
+  app.openapi(retrieveRoute, async (c) => c.json(retrievedWire(await v2Retrieve(c.get('ctx'), c.req.valid('query').token)), 200));
 
   app.openapi(cancelRoute, async (c) => c.json(await v2Cancel(c.get('ctx'), c.req.valid('query').token), 200));
 }

@@ -1,10 +1,11 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { CURRENCIES } from '../../src/services/kernel/money.js';
 import { searchRules } from '../../src/services/search/search.js';
-import { v2Availability, v2PriceCheck } from '../../src/services/itineraries/offers.js';
+import { v2Availability, v2PriceCheck } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { occupancyListParam, propertyIdListParam } from '../params.js';
+import { availabilityWire, priceCheckWire } from './links.js';
 
 /**
  * v2 steps 1 and 2 (spec §4.6): availability with price-check links, and the price check behind
@@ -164,7 +165,7 @@ export function offerRoutes(app: OpenAPIHono<HttpEnv>) {
       currency: q.currency ?? 'KRW',
       language: q.language ?? 'ko-KR',
     });
-    return c.json(answer, 200);
+    return c.json(availabilityWire(answer), 200);
   });
 
   app.openapi(priceCheckRoute, async (c) => {
@@ -175,6 +176,6 @@ export function offerRoutes(app: OpenAPIHono<HttpEnv>) {
       rateId: p.rateId,
       token: c.req.valid('query').token,
     });
-    return c.json(result, 200);
+    return c.json(priceCheckWire(result), 200);
   });
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
-import { v2OfferClaims } from '../../src/services/itineraries/ids.js';
+import { v2OfferClaims } from '../../src/services/itineraries/index.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /** v2 steps 1 and 2 (spec §4.6, §7): availability with price-check links, the price check behind them. */

@@ -8,7 +8,7 @@ import { AppError, ConflictError, InvalidTokenError, NotFoundError, TokenExpired
 import { amountToNumber, convertFromKrw, type Currency } from '../kernel/money.js';
 import type { CancellationPolicyType } from '../catalog/properties.js';
 import { TokenError } from '../access/tokens.js';
-import { cancelPenalties, link, occupancyKey, verifyV2Token, type CancelPenalty, type Link, type MoneyValue } from './offers.js';
+import { cancelPenalties, occupancyKey, stepLink, verifyV2Token, type CancelPenalty, type MoneyValue, type StepLink } from './offers.js';
 import { v2ItineraryClaims, v2RateId, v2RoomId } from './ids.js';
 
 /**
@@ -31,7 +31,7 @@ export interface V2BookInput {
 
 export interface V2Itinerary {
   itineraryId: string;
-  links: { retrieve: Link; cancel: Link | null };
+  links: { retrieve: StepLink; cancel: StepLink | null };
 }
 
 class TokenAlreadyUsedError extends ConflictError {
@@ -91,14 +91,14 @@ async function itineraryLinks(ctx: RequestContext, bookings: Booking[]): Promise
   const claims = { channel_id: principalOf(ctx).channelId, itinerary_id: bookings[0]!.itineraryId };
   const retrieve = await ctx.deps.tokens.sign('v2_retrieve', claims, { now, ttlSeconds: null });
   const cancellable = bookings.filter((b) => b.status === 'pending' || b.status === 'confirmed');
-  if (!cancellable.length) return { retrieve: link('GET', '/bookings/retrieve', retrieve, null), cancel: null };
+  if (!cancellable.length) return { retrieve: stepLink({ step: 'retrieve' }, retrieve, null), cancel: null };
   // A cancel link is good until check-in (15:00 local on the check-in date), at least a minute.
   const until = Math.min(...cancellable.map((b) => checkinInstant(dateOnly(b.checkin), b.timezone).getTime()));
   const ttlSeconds = Math.max(60, Math.floor((until - now.getTime()) / 1000));
   const cancel = await ctx.deps.tokens.sign('v2_cancel', claims, { now, ttlSeconds });
   return {
-    retrieve: link('GET', '/bookings/retrieve', retrieve, null),
-    cancel: link('PUT', '/bookings/cancel', cancel, new Date(now.getTime() + ttlSeconds * 1000)),
+    retrieve: stepLink({ step: 'retrieve' }, retrieve, null),
+    cancel: stepLink({ step: 'cancel' }, cancel, new Date(now.getTime() + ttlSeconds * 1000)),
   };
 }
 
@@ -152,7 +152,7 @@ export interface V2Retrieved {
   billable_currency: string;
   affiliate_reference_id: string | null;
   rooms: V2RetrievedRoom[];
-  links: { cancel?: Link };
+  links: { cancel?: StepLink };
 }
 
 /** Step 4a: works before and after cancelling; the link is never consumed. */

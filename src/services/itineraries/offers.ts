@@ -17,10 +17,10 @@ import { v2OfferClaims, v2RateId, v2RoomId, type V2OfferClaims } from './ids.js'
  *
  * These build the v2 wire shapes themselves (snake_case, amounts as numbers in the request
  * currency's minor units, as v1): v2 is a REST-only generation and the booking steps reuse
- * occupancyPricing, cancelPenalties and link from here.
+ * occupancyPricing, cancelPenalties and stepLink from here. Links are returned as the step they
+ * lead to and its token (StepLink); the REST adapter spells method and href
+ * (rest-adapters/v2/links.ts).
  */
-
-export const V2_BASE = '/api/channel/v2';
 
 /** The v2 spelling of the search fields, for errors raised across fields. */
 export const V2_NAMES: FieldNames = {
@@ -38,20 +38,18 @@ export const V2_NAMES: FieldNames = {
 // ---------------------------------------------------------------------------------------------
 // Shared v2 structures
 
-/** Spec §2.9: a link to the next step; `href` is relative and carries its token. */
-export interface Link {
-  method: 'GET' | 'POST' | 'PUT';
-  href: string;
-  /** ISO 8601; absent on links that do not expire (retrieve). */
-  expires?: string;
-}
+/** Spec §2.9: the next step of the flow a link leads to (its path parameters, if any). */
+export type V2Step =
+  | { step: 'price_check'; propertyId: number; roomId: string; rateId: string }
+  | { step: 'book' }
+  | { step: 'retrieve' }
+  | { step: 'cancel' };
 
-export function link(method: Link['method'], path: string, token: string, expires: Date | null): Link {
-  return {
-    method,
-    href: `${V2_BASE}${path}?token=${encodeURIComponent(token)}`,
-    ...(expires && { expires: expires.toISOString() }),
-  };
+/** A link to the next step: the step, its signed token and when it lapses (null: never, retrieve). */
+export type StepLink = V2Step & { token: string; expires: Date | null };
+
+export function stepLink(to: V2Step, token: string, expires: Date | null): StepLink {
+  return { ...to, token, expires };
 }
 
 export interface PriceLine {
@@ -174,7 +172,7 @@ export interface V2BedGroup {
   id: string;
   description: string;
   /** `price_check` only when the rate can be booked for the whole party. */
-  links: { price_check?: Link };
+  links: { price_check?: StepLink };
 }
 
 export interface V2Rate {
@@ -265,7 +263,7 @@ async function v2Rate(
     if (bookable) {
       const claims: V2OfferClaims = { ...offerOf(ctx, property, plan, stay, pricing), room_id: roomId, rate_id: rateId, bed_group_id: bed.id };
       const token = await ctx.deps.tokens.sign('v2_price_check', claims, { now, ttlSeconds: PRICE_CHECK_TTL_SECONDS });
-      links.price_check = link('GET', `/properties/${property.id}/rooms/${roomId}/rates/${rateId}`, token, o.expires);
+      links.price_check = stepLink({ step: 'price_check', propertyId: property.id, roomId, rateId }, token, o.expires);
     }
     return { id: bed.id, description: bed.description, links };
   });
@@ -302,7 +300,7 @@ export type V2PriceCheckResult =
       occupancy_pricing: Record<string, OccupancyPrice>;
       refundable: boolean;
       cancel_penalties: CancelPenalty[];
-      links: { book: Link };
+      links: { book: StepLink };
     }
   | {
       /** The rooms were taken since step 1 (or the rate is gone): no book link; restart at step 1. */
@@ -355,6 +353,6 @@ export async function v2PriceCheck(ctx: RequestContext, input: V2PriceCheckInput
       offer.currency,
       now,
     ),
-    links: { book: link('POST', '/bookings', token, expires) },
+    links: { book: stepLink({ step: 'book' }, token, expires) },
   };
 }
