@@ -2,9 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { NotFoundError } from '../src/services/kernel/errors.js';
-import { escapeHtml } from '../src/services/kernel/html.js';
-import type { Scope } from '../src/services/access/scopes.js';
+import { NotFoundError, escapeHtml } from '../src/services/kernel/index.js';
+import type { Scope } from '../src/services/access/index.js';
 import { errorDescriptions, v2ErrorDescriptions } from './envelope.js';
 import type { HttpEnv } from './http.js';
 

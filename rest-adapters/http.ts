@@ -2,10 +2,15 @@ import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import { createRequestContext, type AppDeps, type RequestContext } from '../src/context.js';
-import { authenticate } from '../src/services/access/auth.js';
-import { clientAddress, type ConnectionFacts } from '../src/services/kernel/ipRanges.js';
-import { AppError, InsufficientScopeError, toAppError, UnauthorizedError } from '../src/services/kernel/errors.js';
-import { missingScope, requiredScopes, type ScopeRequirement } from '../src/services/access/scopes.js';
+import { authenticate, missingScope, requiredScopes, type ScopeRequirement } from '../src/services/access/index.js';
+import {
+  clientAddress,
+  type ConnectionFacts,
+  AppError,
+  InsufficientScopeError,
+  toAppError,
+  UnauthorizedError,
+} from '../src/services/kernel/index.js';
 import { validationErrorFrom } from './envelope.js';
 
 /** Hono's per-request variables, shared by every adapter. */

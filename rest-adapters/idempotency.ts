@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { principalOf } from '../src/context.js';
+import { principalOf } from '../src/services/kernel/index.js';
 import { requestLeaseMs } from '../src/services/bookings/bookings.js';
 import { claim, fingerprintOf, settle } from '../src/services/bookings/idempotency.js';
 import { meta } from './envelope.js';

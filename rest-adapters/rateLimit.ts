@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppDeps, RequestContext } from '../src/context.js';
-import { RateLimitError } from '../src/services/kernel/errors.js';
-import { batchCost, rateLimitHeaders, type RateDecision } from '../src/services/access/rateLimits.js';
+import { RateLimitError } from '../src/services/kernel/index.js';
+import { batchCost, rateLimitHeaders, type RateDecision } from '../src/services/access/index.js';
 import type { HttpEnv } from './http.js';
 
 /**

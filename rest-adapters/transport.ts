@@ -4,8 +4,7 @@ import { HTTPException } from 'hono/http-exception';
 import { secureHeaders } from 'hono/secure-headers';
 import { timeout } from 'hono/timeout';
 import type { AppDeps } from '../src/context.js';
-import { HttpsRequiredError, RequestTimeoutError } from '../src/services/kernel/errors.js';
-import { isHttps, isLoopback } from '../src/services/kernel/ipRanges.js';
+import { HttpsRequiredError, RequestTimeoutError, isHttps, isLoopback } from '../src/services/kernel/index.js';
 import { connectionFacts, type HttpEnv } from './http.js';
 
 /**

@@ -26,7 +26,15 @@ import { createEventBus } from './events/bus.js';
 import { createCredentialChanges } from './events/credentialChanges.js';
 import { Dispatcher } from './events/dispatcher.js';
 import { createGraphQL, maskError, type GraphQLServer, type Yoga } from './graphql/yoga.js';
-import { authenticate, createCredentialCache, type CredentialHeaders, type Principal } from './services/access/auth.js';
+import {
+  authenticate,
+  createCredentialCache,
+  type CredentialHeaders,
+  type Principal,
+  ChannelRateLimits,
+  createRateLimiter,
+  TokenSigner,
+} from './services/access/index.js';
 import {
   AppError,
   HttpsRequiredError,
@@ -36,14 +44,15 @@ import {
   ServiceUnavailableError,
   SubscriptionLimitError,
   toAppError,
-} from './services/kernel/errors.js';
-import { checkEnvironment, claimEnvironment } from './services/kernel/environment.js';
-import { clientAddress, isHttps, type ConnectionFacts } from './services/kernel/ipRanges.js';
+  checkEnvironment,
+  claimEnvironment,
+  clientAddress,
+  isHttps,
+  type ConnectionFacts,
+} from './services/kernel/index.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/channels/operator.js';
 import { runBookingSync } from './services/bookings/sync.js';
 import { purgeExpired } from './services/bookings/idempotency.js';
-import { ChannelRateLimits, createRateLimiter } from './services/access/rateLimits.js';
-import { TokenSigner } from './services/access/tokens.js';
 import { purgeDeliveries, WebhookSender } from './services/webhooks/delivery.js';
 import { startSimulator } from './simulator/server.js';
 import { PropertyCatalog } from './services/catalog/catalog.js';

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
-import { normalizeIpEntry } from './services/kernel/ipRanges.js';
+import { normalizeIpEntry } from './services/kernel/index.js';
 
 /** Every environment variable the service reads, parsed once, with its default. */
 

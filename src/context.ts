@@ -2,14 +2,18 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
-import type { CredentialCache } from './services/access/auth.js';
-import type { TokenSigner } from './services/access/tokens.js';
+import type {
+  CredentialCache,
+  TokenSigner,
+  CredentialHeaders,
+  Principal,
+  ChannelRateLimits,
+  RateLimiter,
+} from './services/access/index.js';
 import { createLoaders, type Loaders, type PropertyCatalog } from './services/catalog/catalog.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
-import type { CredentialHeaders, Principal } from './services/access/auth.js';
-import type { AppError } from './services/kernel/errors.js';
-import type { ChannelRateLimits, RateLimiter } from './services/access/rateLimits.js';
+import type { AppError } from './services/kernel/index.js';
 import type { WebhookSender } from './services/webhooks/delivery.js';
 import type { EventBus } from './events/bus.js';
 import type { CredentialChanges } from './events/credentialChanges.js';
@@ -75,15 +79,4 @@ export function createRequestContext(
   const scenario =
     deps.config.env === 'sandbox' && SCENARIO_SET.has(scenarioHeader ?? '') ? (scenarioHeader as Scenario) : undefined;
   return { ...rest, deps, scenario, loaders: createLoaders(deps.catalog, { signal: parts.signal, scenario }) };
-}
-
-/** The provider call options of a request: its abort signal and sandbox scenario. */
-export function callOptions(ctx: RequestContext) {
-  return { signal: ctx.signal, scenario: ctx.scenario };
-}
-
-/** Narrows a context whose route or field already required authentication. */
-export function principalOf(ctx: RequestContext): Principal {
-  if (!ctx.principal) throw new Error('principalOf called on an unauthenticated context');
-  return ctx.principal;
 }

@@ -1,14 +1,16 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppDeps } from '../../src/context.js';
-import { ForbiddenError, UnauthorizedError } from '../../src/services/kernel/errors.js';
-import { currencySchema, positiveAmount } from '../../src/services/kernel/money.js';
-import { appRules } from '../../src/services/access/apps.js';
+import {
+  ForbiddenError,
+  UnauthorizedError,
+  currencySchema,
+  positiveAmount,
+  isLoopback,
+} from '../../src/services/kernel/index.js';
+import { appRules, SCOPES, PREFIX } from '../../src/services/access/index.js';
 import * as operator from '../../src/services/channels/operator.js';
-import { SCOPES } from '../../src/services/access/scopes.js';
-import { PREFIX } from '../../src/services/access/secrets.js';
 import { ok } from '../envelope.js';
-import { isLoopback } from '../../src/services/kernel/ipRanges.js';
 import { router, type HttpEnv } from '../http.js';
 import { toWire as channelToWire } from '../v1/channels.js';
 import { reportStatus, runBookingSync } from '../../src/services/bookings/sync.js';

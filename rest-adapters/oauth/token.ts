@@ -1,8 +1,7 @@
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppDeps } from '../../src/context.js';
-import { issueAccessToken, OAuthError, revokeAccessToken } from '../../src/services/access/oauth.js';
-import { SCOPES } from '../../src/services/access/scopes.js';
+import { issueAccessToken, OAuthError, revokeAccessToken, SCOPES } from '../../src/services/access/index.js';
 import { ErrorEnvelope, oauthErrorResponse } from '../envelope.js';
 import type { HttpEnv } from '../http.js';
 

@@ -1,6 +1,12 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { appRules, getOwnApp, MAX_IP_ALLOW_LIST, replaceOwnIpAllowList, type AppView } from '../../src/services/access/apps.js';
-import { SCOPES } from '../../src/services/access/scopes.js';
+import {
+  appRules,
+  getOwnApp,
+  MAX_IP_ALLOW_LIST,
+  replaceOwnIpAllowList,
+  type AppView,
+  SCOPES,
+} from '../../src/services/access/index.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 

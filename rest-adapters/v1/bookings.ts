@@ -12,8 +12,7 @@ import {
   type Booking,
   type CancellationQuote,
 } from '../../src/services/bookings/bookings.js';
-import { NotImplementedError } from '../../src/services/kernel/errors.js';
-import { amountToNumber } from '../../src/services/kernel/money.js';
+import { NotImplementedError, amountToNumber } from '../../src/services/kernel/index.js';
 import { dataEnvelope, errorResponses, Meta, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idempotency, idempotencyHeader } from '../idempotency.js';

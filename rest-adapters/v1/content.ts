@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { stringify } from 'csv-stringify/sync';
-import { callOptions } from '../../src/context.js';
+import { callOptions } from '../../src/services/kernel/index.js';
 import type { Property, PropertySummary } from '../../src/services/catalog/properties.js';
 import { errorResponses } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';

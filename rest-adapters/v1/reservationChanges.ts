@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { cancellationQuote, toBookingRecord } from '../../src/services/bookings/bookings.js';
-import { amountToNumber } from '../../src/services/kernel/money.js';
+import { amountToNumber } from '../../src/services/kernel/index.js';
 import { modifyBookingDates, modifyDatesRules, type DatesChange } from '../../src/services/reservations/dateChanges.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';

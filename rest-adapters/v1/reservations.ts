@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { VISIBLE_STATUSES } from '../../src/services/bookings/states.js';
 import { dateOnly, type Booking } from '../../src/services/bookings/bookings.js';
-import { amountToNumber } from '../../src/services/kernel/money.js';
+import { amountToNumber } from '../../src/services/kernel/index.js';
 import {
   cancelledTotals,
   cancelReservation,

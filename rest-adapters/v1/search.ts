@@ -1,5 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { amountToNumber, CURRENCIES } from '../../src/services/kernel/money.js';
+import { amountToNumber, CURRENCIES } from '../../src/services/kernel/index.js';
 import {
   propertyAvailability,
   searchAvailability,

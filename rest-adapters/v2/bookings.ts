@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { bookingRules } from '../../src/services/bookings/bookings.js';
-import { ValidationError } from '../../src/services/kernel/errors.js';
+import { ValidationError } from '../../src/services/kernel/index.js';
 import { v2Cancel, v2CreateBooking, v2Retrieve } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';

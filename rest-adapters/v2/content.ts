@@ -1,8 +1,9 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { callOptions, principalOf, type RequestContext } from '../../src/context.js';
+import { callOptions, principalOf } from '../../src/services/kernel/index.js';
+import type { RequestContext } from '../../src/context.js';
 import { getProperty, type PropertySummary, type RoomType } from '../../src/services/catalog/properties.js';
 import { searchRules } from '../../src/services/search/search.js';
-import { TokenError, type TokenFailure } from '../../src/services/access/tokens.js';
+import { TokenError, type TokenFailure } from '../../src/services/access/index.js';
 import { toSummary } from '../../src/services/catalog/catalog.js';
 import { invalidRequest, v2ErrorResponses } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';

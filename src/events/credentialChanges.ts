@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CredentialCache, CredentialChange } from '../services/access/auth.js';
+import type { CredentialCache, CredentialChange } from '../services/access/index.js';
 
 /**
  * Credential changes (a revoked token, a suspended app, a rotated key or client secret, a new IP

@@ -19,7 +19,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { schema as serviceSchema } from '../schema/index.js';
-import { BATCH_EXTENSION, batchCost, type BatchExtension } from '../services/access/rateLimits.js';
+import { BATCH_EXTENSION, batchCost, type BatchExtension } from '../services/access/index.js';
 
 /**
  * What a GraphQL operation costs against the channel's rate limit, in the same points as REST

@@ -2,7 +2,7 @@ import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSche
 import type { Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
 import { documentCost } from './cost.js';
-import { rateLimitHeaders, type RateDecision } from '../services/access/rateLimits.js';
+import { rateLimitHeaders, type RateDecision } from '../services/access/index.js';
 
 /**
  * The channel rate limit of GraphQL (the REST side is rest-adapters/rateLimit.ts): an operation

@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import type { AppDeps, RequestContext } from '../context.js';
 import { useRateLimit } from './rateLimit.js';
 import { schema } from '../schema/index.js';
-import { AppError } from '../services/kernel/errors.js';
+import { AppError } from '../services/kernel/index.js';
 import { documentCost } from './cost.js';
 
 /** Server context handed to yoga.fetch: the request context the HTTP layer built. */

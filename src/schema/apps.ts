@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { appRules, getOwnApp, MAX_IP_ALLOW_LIST, replaceOwnIpAllowList, type AppView } from '../services/access/apps.js';
+import {
+  appRules,
+  getOwnApp,
+  MAX_IP_ALLOW_LIST,
+  replaceOwnIpAllowList,
+  type AppView,
+} from '../services/access/index.js';
 import { builder } from './builder.js';
 
 /**

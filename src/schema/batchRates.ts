@@ -7,8 +7,8 @@ import {
   type BatchRatesItemInput,
   type BatchRatesResult,
 } from '../services/search/batchRates.js';
-import type { FieldIssue } from '../services/kernel/errors.js';
-import { BATCH_EXTENSION, type BatchExtension } from '../services/access/rateLimits.js';
+import type { FieldIssue } from '../services/kernel/index.js';
+import { BATCH_EXTENSION, type BatchExtension } from '../services/access/index.js';
 import { parseOccupancies, searchRules, type FieldNames } from '../services/search/search.js';
 import { builder } from './builder.js';
 import { Currency, PropertyOffersRef } from './search.js';

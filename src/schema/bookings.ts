@@ -22,7 +22,7 @@ import {
   type FilterNames,
   type PartyNames,
 } from '../services/bookings/bookings.js';
-import type { AppError } from '../services/kernel/errors.js';
+import type { AppError } from '../services/kernel/index.js';
 import { InsufficientBalanceError } from '../services/bookings/ledger.js';
 import { builder } from './builder.js';
 import { orNull } from './orNull.js';

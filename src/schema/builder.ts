@@ -5,10 +5,13 @@ import ZodPlugin from '@pothos/plugin-zod';
 import { GraphQLError } from 'graphql';
 import type { ZodError } from 'zod';
 import type { RequestContext } from '../context.js';
-import { InsufficientScopeError, UnauthorizedError, ValidationError } from '../services/kernel/errors.js';
-import { amountToNumber } from '../services/kernel/money.js';
-import type { Principal } from '../services/access/auth.js';
-import { missingScope as firstMissing, type ScopeRequirement } from '../services/access/scopes.js';
+import {
+  InsufficientScopeError,
+  UnauthorizedError,
+  ValidationError,
+  amountToNumber,
+} from '../services/kernel/index.js';
+import { type Principal, missingScope as firstMissing, type ScopeRequirement } from '../services/access/index.js';
 
 /**
  * Configuration only: plugins, scalars and scope definitions. Types and their root fields live

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { principalOf } from '../context.js';
+import { principalOf, CURRENCIES } from '../services/kernel/index.js';
 import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../services/channels/channels.js';
-import { CURRENCIES } from '../services/kernel/money.js';
 import { builder } from './builder.js';
 
 const Tier = builder.enumType('ChannelTier', { values: ['sandbox', 'starter'] as const });

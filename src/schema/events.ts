@@ -1,8 +1,13 @@
 import { Repeater } from 'graphql-yoga';
-import { principalOf, type RequestContext } from '../context.js';
-import { authenticate } from '../services/access/auth.js';
+import {
+  principalOf,
+  ServiceUnavailableError,
+  SubscriptionLimitError,
+  UnauthorizedError,
+} from '../services/kernel/index.js';
+import type { RequestContext } from '../context.js';
+import { authenticate } from '../services/access/index.js';
 import { holding } from '../events/subscriptionSlots.js';
-import { ServiceUnavailableError, SubscriptionLimitError, UnauthorizedError } from '../services/kernel/errors.js';
 import { fromBookingRecord } from '../services/bookings/bookings.js';
 import type { BookingEventMessage } from '../services/webhooks/delivery.js';
 import { BookingRef } from './bookings.js';

@@ -1,4 +1,4 @@
-import { NotFoundError } from '../services/kernel/errors.js';
+import { NotFoundError } from '../services/kernel/index.js';
 
 /**
  * A query field's answer for a resource that is not there (or is another channel's): null, as

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { callOptions } from '../context.js';
-import { ValidationError } from '../services/kernel/errors.js';
+import { callOptions, ValidationError } from '../services/kernel/index.js';
 import { ratePlansOf, type BedGroup, type Property, type RatePlan, type RoomType } from '../services/catalog/properties.js';
 import { searchRules } from '../services/search/search.js';
 import { toProperty } from '../services/catalog/catalog.js';

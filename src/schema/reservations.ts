@@ -10,7 +10,7 @@ import {
   PriceChangedError,
   SoldOutError,
 } from '../services/bookings/bookings.js';
-import { ValidationError, type FieldIssue } from '../services/kernel/errors.js';
+import { ValidationError, type FieldIssue } from '../services/kernel/index.js';
 import { InsufficientBalanceError } from '../services/bookings/ledger.js';
 import {
   cancelledTotals,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CURRENCIES } from '../services/kernel/money.js';
+import { CURRENCIES } from '../services/kernel/index.js';
 import { priceCheck, type PriceCheckResult } from '../services/search/priceCheck.js';
 import {
   parseOccupancies,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BOOKING_EVENT_TYPES, type BookingEventType } from '../services/bookings/states.js';
-import { ValidationError } from '../services/kernel/errors.js';
+import { ValidationError } from '../services/kernel/index.js';
 import {
   createWebhook,
   deleteWebhook,

@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { Pool } from 'undici';
 import type { z } from 'zod';
 import { answers } from './answers.js';
-import { UpstreamError } from '../services/kernel/errors.js';
+import { UpstreamError } from '../services/kernel/index.js';
 import type {
   AvailabilityBatchRequest,
   AvailabilityBatchResponse,

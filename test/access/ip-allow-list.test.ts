@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { normalizeIpEntry } from '../../src/services/kernel/ipRanges.js';
+import { normalizeIpEntry } from '../../src/services/kernel/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
-import { SCOPES } from '../../src/services/access/scopes.js';
+import { SCOPES } from '../../src/services/access/index.js';
 import { apiKey, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
 
 /**

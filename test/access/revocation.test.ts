@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
-import { digest } from '../../src/services/access/secrets.js';
+import { digest } from '../../src/services/access/index.js';
 import { v1 } from '../helpers/flow.js';
 import { eventually, sleep } from '../helpers/receiver.js';
 import { apiKey, startTestService, uniqueIp, type TestService } from '../helpers/service.js';

@@ -3,7 +3,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
-import { SCOPES, type Scope } from '../../src/services/access/scopes.js';
+import { SCOPES, type Scope } from '../../src/services/access/index.js';
 import { day, v1 } from '../helpers/flow.js';
 import { apiKey, startTestService, uniqueIp, type TestService } from '../helpers/service.js';
 import { resolve } from '../helpers/openapi.js';

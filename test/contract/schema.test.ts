@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { getNamedType, isObjectType, printSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { schema } from '../../src/schema/index.js';
-import { SCOPES } from '../../src/services/access/scopes.js';
+import { SCOPES } from '../../src/services/access/index.js';
 
 describe('schema.graphql', () => {
   it('is the schema printed from the code (run `npm run schema:print` after changing it)', () => {

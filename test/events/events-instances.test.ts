@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createService, type ChannelService } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createRequestContext } from '../../src/context.js';
-import { authenticate } from '../../src/services/access/auth.js';
+import { authenticate } from '../../src/services/access/index.js';
 import type { BookingEventMessage } from '../../src/services/webhooks/delivery.js';
 import { createWebhook } from '../../src/services/webhooks/endpoints.js';
 import { day, v1 } from '../helpers/flow.js';

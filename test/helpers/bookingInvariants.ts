@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { Booking, BookingModification, LedgerEntry, OutboxEvent } from '../../src/generated/prisma/client.js';
 import { postBookingMoney } from '../../src/services/bookings/ledger.js';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
-import { offerClaims } from '../../src/services/access/tokens.js';
+import { offerClaims } from '../../src/services/access/index.js';
 import { v1 } from './flow.js';
 import type { TestService } from './service.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestContext } from '../../src/context.js';
-import { authenticate } from '../../src/services/access/auth.js';
+import { authenticate } from '../../src/services/access/index.js';
 import { bookOffers, verifyBookToken } from '../../src/services/bookings/bookings.js';
 import { runBookingSync } from '../../src/services/bookings/sync.js';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestLeaseMs } from '../../src/services/bookings/bookings.js';
 import { runBookingSync } from '../../src/services/bookings/sync.js';
 import { freeCancellationBefore } from '../../src/services/search/cancellation.js';
-import { UpstreamError } from '../../src/services/kernel/errors.js';
+import { UpstreamError } from '../../src/services/kernel/index.js';
 import { topUp, type IssuedCredentials } from '../../src/services/channels/operator.js';
 import type { CancellationPolicyType } from '../../src/services/catalog/properties.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';

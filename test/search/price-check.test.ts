@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
-import { offerClaims } from '../../src/services/access/tokens.js';
+import { offerClaims } from '../../src/services/access/index.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 let t: TestService;

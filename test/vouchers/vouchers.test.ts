@@ -10,7 +10,7 @@ import { SMTPServer } from 'smtp-server';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { escapeHtml } from '../../src/services/kernel/html.js';
+import { escapeHtml } from '../../src/services/kernel/index.js';
 import { MAIL_OUTBOX_PURGE_EVERY_MS, purgeMailOutbox, smtpTransportOptions } from '../../src/services/vouchers/mail.js';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
 import { toWinAnsi, renderVoucherPdf } from '../../src/services/vouchers/pdf.js';

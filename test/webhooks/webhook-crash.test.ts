@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.js';
 import type { RequestContext } from '../../src/context.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
-import { authenticate } from '../../src/services/access/auth.js';
+import { authenticate } from '../../src/services/access/index.js';
 import { createChannel, type IssuedCredentials } from '../../src/services/channels/operator.js';
 import { createWebhook, type WebhookInput } from '../../src/services/webhooks/endpoints.js';
 import { day, v1 } from '../helpers/flow.js';

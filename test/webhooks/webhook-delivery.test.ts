@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestContext, type RequestContext } from '../../src/context.js';
-import { authenticate } from '../../src/services/access/auth.js';
+import { authenticate } from '../../src/services/access/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
 import {
   DELIVERY_RETENTION_MS,

@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { principalOf, type RequestContext } from '../../context.js';
+import { principalOf, NotFoundError, UnprocessableError, normalizeIpEntry } from '../kernel/index.js';
+import type { RequestContext } from '../../context.js';
 import type { App } from '../../generated/prisma/client.js';
 import { isAllowedAddress } from './auth.js';
-import { NotFoundError, UnprocessableError } from '../kernel/errors.js';
-import { normalizeIpEntry } from '../kernel/ipRanges.js';
 import { isScope, sortScopes } from './scopes.js';
 
 /**

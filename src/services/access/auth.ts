@@ -1,7 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { PrismaClient } from '../../generated/prisma/client.js';
-import { IpNotAllowedError, UnauthorizedError } from '../kernel/errors.js';
-import { isInRanges } from '../kernel/ipRanges.js';
+import { IpNotAllowedError, UnauthorizedError, isInRanges } from '../kernel/index.js';
 import { isScope, type Scope } from './scopes.js';
 import { digest, PREFIX } from './secrets.js';
 

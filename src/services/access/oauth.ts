@@ -1,6 +1,6 @@
 import type { App, PrismaClient } from '../../generated/prisma/client.js';
 import { isAllowedAddress } from './auth.js';
-import { AppError } from '../kernel/errors.js';
+import { AppError } from '../kernel/index.js';
 import { isScope, sortScopes, type Scope } from './scopes.js';
 import { digest, matchesDigest, newSecret, PREFIX } from './secrets.js';
 

@@ -3,8 +3,7 @@ import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
-import type { Environment } from '../kernel/environment.js';
-import { currencySchema } from '../kernel/money.js';
+import { type Environment, currencySchema } from '../kernel/index.js';
 
 /**
  * Flow tokens (v1 price_check_token and book_token, v2 link tokens) are JWTs signed with HS256

@@ -1,18 +1,29 @@
+import {
+  isUniqueViolation,
+  principalOf,
+  ConflictError,
+  NotFoundError,
+  UnprocessableError,
+  UpstreamError,
+  ValidationError,
+  type FieldIssue,
+  convertFromKrw,
+  positiveAmount,
+  type Amount,
+  storableText,
+} from '../kernel/index.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { principalOf, type AppDeps, type RequestContext } from '../../context.js';
+import type { AppDeps, RequestContext } from '../../context.js';
 import { TRANSACTION_OPTIONS } from '../../db/client.js';
 import { Prisma, type Booking } from '../../generated/prisma/client.js';
 import type { RoomOccupancy, Scenario, UpstreamBooking } from '../../upstream/protocol.js';
 import { canTransition, transition, isVisible, VISIBLE_STATUSES, type BookingEventType, type BookingStatus, type Trigger, type VisibleStatus } from './states.js';
 import { cancellationCharges, checkinInstant, freeCancellationBefore, type CancellationCharges } from '../search/cancellation.js';
-import { ConflictError, NotFoundError, UnprocessableError, UpstreamError, ValidationError, type FieldIssue } from '../kernel/errors.js';
 import { movesBookingMoney, postBookingMoney } from './ledger.js';
-import { convertFromKrw, positiveAmount, type Amount } from '../kernel/money.js';
 import type { CancellationPolicyType } from '../catalog/properties.js';
 import { pageOf, partySize, type Page } from '../search/search.js';
-import { storableText } from '../kernel/text.js';
-import { offerClaims, TokenError, type OfferClaims } from '../access/tokens.js';
+import { offerClaims, TokenError, type OfferClaims } from '../access/index.js';
 
 /**
  * Bookings (spec §3.1, §4.5): create from a book_token, read, modify, preview and cancel. REST v1,
@@ -328,10 +339,6 @@ export async function recordEvents(tx: Prisma.TransactionClient, booking: Bookin
 
 export function transact<T>(deps: AppDeps, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
   return deps.db.prisma.$transaction(fn, TRANSACTION_OPTIONS);
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
+import { isUniqueViolation, AppError, ConflictError, ValidationError } from '../kernel/index.js';
 import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../context.js';
-import { Prisma } from '../../generated/prisma/client.js';
-import { AppError, ConflictError, ValidationError } from '../kernel/errors.js';
+import type { Prisma } from '../../generated/prisma/client.js';
 
 /**
  * Idempotency-Key (DECISIONS.md) on booking and cancellation requests: the same key with the same
@@ -84,7 +84,7 @@ export async function claim(deps: AppDeps, channelId: string, key: string, finge
       });
       return { kind: 'run' };
     } catch (error) {
-      if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')) throw error;
+      if (!isUniqueViolation(error)) throw error;
     }
     const held = await prisma.idempotencyKey.findUnique({ where: { channelId_key: { channelId, key } } });
     if (!held) continue; // released meanwhile: claim again

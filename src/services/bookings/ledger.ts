@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { AppError } from '../kernel/errors.js';
-import type { Environment } from '../kernel/environment.js';
-import type { Amount } from '../kernel/money.js';
+import { AppError, type Environment, type Amount } from '../kernel/index.js';
 
 /**
  * Why the balance moved. With `reference` (a booking id for the booking kinds) unique per kind,

@@ -1,5 +1,5 @@
 import type { BookingStatus } from '../../generated/prisma/client.js';
-import { ConflictError } from '../kernel/errors.js';
+import { ConflictError } from '../kernel/index.js';
 
 /**
  * The booking state machine (spec §3.1, DECISIONS.md), in one place. Every status change of a

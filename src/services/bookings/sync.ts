@@ -14,7 +14,7 @@ import {
   settleCreation,
   voidAttempt,
 } from './bookings.js';
-import { ConflictError, NotFoundError, UpstreamError } from '../kernel/errors.js';
+import { ConflictError, NotFoundError, UpstreamError } from '../kernel/index.js';
 import { sweepModifications } from '../reservations/dateChanges.js';
 
 /**

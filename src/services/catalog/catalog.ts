@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
 import type { Property, PropertySummary } from './properties.js';
-import { UpstreamError } from '../kernel/errors.js';
+import { UpstreamError } from '../kernel/index.js';
 import type { CallOptions, UpstreamClient } from '../../upstream/client.js';
 import type { UpstreamProperty } from '../../upstream/protocol.js';
 

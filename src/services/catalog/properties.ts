@@ -1,6 +1,6 @@
 import type { CancellationPolicyType, MealPlan } from '../../upstream/protocol.js';
 import type { RequestContext } from '../../context.js';
-import { NotFoundError } from '../kernel/errors.js';
+import { NotFoundError } from '../kernel/index.js';
 
 /**
  * Property content as the service models it (the shapes of DECISIONS.md, camelCase here; the

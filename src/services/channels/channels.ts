@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import type { Channel, PrismaClient } from '../../generated/prisma/client.js';
-import { NotFoundError } from '../kernel/errors.js';
-import { currencySchema, type Currency } from '../kernel/money.js';
-import { storableText } from '../kernel/text.js';
+import { NotFoundError, currencySchema, type Currency, storableText } from '../kernel/index.js';
 
 /** The channel profile a partner sees (spec §4.2); the account number is always masked. */
 export interface ChannelProfile {

@@ -2,11 +2,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { App, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { toProfile, type ChannelProfile } from './channels.js';
-import { NotFoundError } from '../kernel/errors.js';
+import { NotFoundError, type Amount, type Currency } from '../kernel/index.js';
 import { post } from '../bookings/ledger.js';
-import type { Amount, Currency } from '../kernel/money.js';
-import { SCOPES, sortScopes, type Scope } from '../access/scopes.js';
-import { digest, matchesDigest, newSecret, PREFIX } from '../access/secrets.js';
+import { SCOPES, sortScopes, type Scope, digest, matchesDigest, newSecret, PREFIX } from '../access/index.js';
 
 /** Operator (admin) operations of DECISIONS.md. Reached only through the operator API and CLI. */
 

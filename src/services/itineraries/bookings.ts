@@ -1,13 +1,23 @@
-import { principalOf, type RequestContext } from '../../context.js';
+import {
+  principalOf,
+  AppError,
+  ConflictError,
+  InvalidTokenError,
+  NotFoundError,
+  TokenExpiredError,
+  ValidationError,
+  amountToNumber,
+  convertFromKrw,
+  type Currency,
+} from '../kernel/index.js';
+import type { RequestContext } from '../../context.js';
 import type { Booking } from '../../generated/prisma/client.js';
 import type { RoomOccupancy } from '../../upstream/protocol.js';
 import { isVisible } from '../bookings/states.js';
 import { bookOffers, BookTokenError, cancelBooking, chargesOf, dateOnly, type OfferToBook } from '../bookings/bookings.js';
 import { checkinInstant } from '../search/cancellation.js';
-import { AppError, ConflictError, InvalidTokenError, NotFoundError, TokenExpiredError, ValidationError } from '../kernel/errors.js';
-import { amountToNumber, convertFromKrw, type Currency } from '../kernel/money.js';
 import type { CancellationPolicyType } from '../catalog/properties.js';
-import { TokenError } from '../access/tokens.js';
+import { TokenError } from '../access/index.js';
 import { cancelPenalties, occupancyKey, stepLink, verifyV2Token, type CancelPenalty, type MoneyValue, type StepLink } from './offers.js';
 import { v2ItineraryClaims, v2RateId, v2RoomId } from './ids.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { offerClaims } from '../access/tokens.js';
+import { offerClaims } from '../access/index.js';
 
 /**
  * v2 identifiers and link-token claims (spec §2.9, §4.6, DECISIONS.md "v2 details"). Room and

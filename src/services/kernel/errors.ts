@@ -165,8 +165,15 @@ export class RequestTimeoutError extends AppError {
   }
 }
 
+/** Anything that is not an AppError, as a client may see it: masked. */
+export class InternalError extends AppError {
+  constructor(message = 'An internal error occurred; quote the request id to support') {
+    super(500, 'INTERNAL_ERROR', message);
+  }
+}
+
 /** What a client may see of any error: AppErrors as they are, anything else masked. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
-  return new AppError(500, 'INTERNAL_ERROR', 'An internal error occurred; quote the request id to support');
+  return new InternalError();
 }

@@ -1,15 +1,25 @@
+import {
+  isUniqueViolation,
+  callOptions,
+  principalOf,
+  ConflictError,
+  UpstreamError,
+  ValidationError,
+  amountToNumber,
+  currencySchema,
+  type Amount,
+  type Currency,
+} from '../kernel/index.js';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { callOptions, principalOf, type AppDeps, type RequestContext } from '../../context.js';
+import type { AppDeps, RequestContext } from '../../context.js';
 import { TRANSACTION_OPTIONS } from '../../db/client.js';
-import { Prisma, type Booking, type BookingModification } from '../../generated/prisma/client.js';
+import type { Booking, BookingModification } from '../../generated/prisma/client.js';
 import type { RoomOccupancy } from '../../upstream/protocol.js';
 import type { BookingStatus } from '../bookings/states.js';
 import { bookingRules, dateOnly, dateValue, getBooking, recordEvents, requestLeaseMs, SoldOutError, PriceChangedError, transact } from '../bookings/bookings.js';
 import { freeCancellationBefore } from '../search/cancellation.js';
-import { ConflictError, UpstreamError, ValidationError } from '../kernel/errors.js';
 import { movesBookingMoney, postBookingMoney } from '../bookings/ledger.js';
-import { amountToNumber, currencySchema, type Amount, type Currency } from '../kernel/money.js';
 import { findRoomType, getProperty, type CancellationPolicyType } from '../catalog/properties.js';
 import { inclusive, localDate, normalizeStay, pricingOf, searchRules, SNAKE_NAMES, type FieldNames, type Pricing } from '../search/search.js';
 
@@ -294,7 +304,7 @@ async function commit(ctx: RequestContext, booking: Booking, quote: DatesChange,
       return written;
     });
   } catch (error) {
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw new ModificationInProgressError(booking.id);
+    if (isUniqueViolation(error)) throw new ModificationInProgressError(booking.id);
     throw error;
   }
 

@@ -1,6 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { principalOf, type RequestContext } from '../../context.js';
+import {
+  principalOf,
+  AppError,
+  ConflictError,
+  NotFoundError,
+  ValidationError,
+  type ErrorDetails,
+  type FieldIssue,
+  type Amount,
+  type Currency,
+} from '../kernel/index.js';
+import type { RequestContext } from '../../context.js';
 import { TRANSACTION_OPTIONS } from '../../db/client.js';
 import { Prisma, type Booking } from '../../generated/prisma/client.js';
 import type { RoomOccupancy } from '../../upstream/protocol.js';
@@ -23,8 +34,6 @@ import {
   type OfferToBook,
   type RoomToBook,
 } from '../bookings/bookings.js';
-import { AppError, ConflictError, NotFoundError, ValidationError, type ErrorDetails, type FieldIssue } from '../kernel/errors.js';
-import type { Amount, Currency } from '../kernel/money.js';
 import { bookClaims, repriceOffer } from '../search/priceCheck.js';
 import { findRoomType, getProperty, type CancellationPolicyType } from '../catalog/properties.js';
 import { MAX_ROOMS, normalizeStay, offerOf, pageOf, propertyAvailability, searchRules, type FieldNames, type Page } from '../search/search.js';

@@ -1,8 +1,14 @@
 import type { z } from 'zod';
-import { callOptions, type RequestContext } from '../../context.js';
+import {
+  callOptions,
+  AppError,
+  NotFoundError,
+  UpstreamError,
+  ValidationError,
+  type Currency,
+} from '../kernel/index.js';
+import type { RequestContext } from '../../context.js';
 import type { AvailabilityBatchRequest, AvailabilityBatchResponse, UpstreamRate } from '../../upstream/protocol.js';
-import { AppError, NotFoundError, UpstreamError, ValidationError } from '../kernel/errors.js';
-import type { Currency } from '../kernel/money.js';
 import type { Property } from '../catalog/properties.js';
 import { normalizeStay, propertyOffers, selectRates, type FieldNames, type PropertyOffers, type Stay, type StayInput } from './search.js';
 

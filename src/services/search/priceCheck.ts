@@ -1,11 +1,10 @@
-import { callOptions, principalOf, type RequestContext } from '../../context.js';
+import { callOptions, principalOf, InvalidTokenError, TokenExpiredError, amountToNumber } from '../kernel/index.js';
+import type { RequestContext } from '../../context.js';
 import { freeCancellationBefore } from './cancellation.js';
-import { InvalidTokenError, TokenExpiredError } from '../kernel/errors.js';
-import { amountToNumber } from '../kernel/money.js';
 import type { UpstreamRate } from '../../upstream/protocol.js';
 import { findRoomType, getProperty, type CancellationPolicyType, type Property, type RatePlan } from '../catalog/properties.js';
 import { pricingOf, type Pricing } from './search.js';
-import { offerClaims, TokenError, type OfferClaims } from '../access/tokens.js';
+import { offerClaims, TokenError, type OfferClaims } from '../access/index.js';
 
 /**
  * GET /search/price-check (spec §3.2, §4.4): re-verifies a price_check_token's offer with the

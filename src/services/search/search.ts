@@ -1,11 +1,21 @@
 import { z } from 'zod';
-import { callOptions, principalOf, type RequestContext } from '../../context.js';
+import {
+  callOptions,
+  principalOf,
+  NotFoundError,
+  ValidationError,
+  type FieldIssue,
+  amountToNumber,
+  convertFromKrw,
+  currencySchema,
+  type Amount,
+  type Currency,
+} from '../kernel/index.js';
+import type { RequestContext } from '../../context.js';
 import type { RoomOccupancy, UpstreamRate } from '../../upstream/protocol.js';
 import { freeCancellationBefore } from './cancellation.js';
-import { NotFoundError, ValidationError, type FieldIssue } from '../kernel/errors.js';
-import { amountToNumber, convertFromKrw, currencySchema, type Amount, type Currency } from '../kernel/money.js';
 import { findRoomType, getProperty, type CancellationPolicyType, type Property, type RatePlan } from '../catalog/properties.js';
-import type { OfferClaims } from '../access/tokens.js';
+import type { OfferClaims } from '../access/index.js';
 
 /**
  * Availability search (spec §4.4), one service for REST v1, v2 and GraphQL. Field rules are zod

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../kernel/html.js';
+import { escapeHtml } from '../kernel/index.js';
 import { voucherFooter, voucherSections, type Voucher, type VoucherSection } from './vouchers.js';
 
 /**

@@ -3,8 +3,7 @@ import { mkdir, readdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { AppDeps } from '../../context.js';
-import { AppError } from '../kernel/errors.js';
-import { isLoopback } from '../kernel/ipRanges.js';
+import { AppError, isLoopback } from '../kernel/index.js';
 
 /**
  * Outgoing e-mail (voucher e-mails), through a pluggable transport:

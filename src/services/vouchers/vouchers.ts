@@ -1,14 +1,13 @@
 import { z } from 'zod';
-import { principalOf, type AppDeps, type RequestContext } from '../../context.js';
+import { principalOf, AppError, ValidationError, MINOR_DIGITS, type Currency } from '../kernel/index.js';
+import type { AppDeps, RequestContext } from '../../context.js';
 import type { MealPlan, RoomOccupancy } from '../../upstream/protocol.js';
 import { isVisible, type VisibleStatus } from '../bookings/states.js';
 import { bookingRules, dateOnly, getBooking, type Booking } from '../bookings/bookings.js';
 import { CHECKIN_HOUR, freeCancellationBefore, PENALTY_PERCENT } from '../search/cancellation.js';
-import { AppError, ValidationError } from '../kernel/errors.js';
 import { sendMail } from './mail.js';
-import { MINOR_DIGITS, type Currency } from '../kernel/money.js';
 import type { CancellationPolicyType, Property } from '../catalog/properties.js';
-import { createRateLimiter, type RateLimiter } from '../access/rateLimits.js';
+import { createRateLimiter, type RateLimiter } from '../access/index.js';
 import { getReservation, leadRoom, reservationStatus } from '../reservations/reservations.js';
 import { renderVoucherHtml } from './html.js';
 import { renderVoucherPdf } from './pdf.js';

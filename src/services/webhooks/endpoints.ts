@@ -1,14 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { principalOf, type RequestContext } from '../../context.js';
+import { principalOf, ConflictError, NotFoundError, storableText } from '../kernel/index.js';
+import type { RequestContext } from '../../context.js';
 import { TRANSACTION_OPTIONS } from '../../db/client.js';
 import { Prisma, type WebhookAttempt, type WebhookDelivery, type WebhookEndpoint } from '../../generated/prisma/client.js';
 import { BOOKING_EVENT_TYPES, type BookingEventType } from '../bookings/states.js';
 import { isUuid } from '../bookings/bookings.js';
-import { ConflictError, NotFoundError } from '../kernel/errors.js';
-import type { Scope } from '../access/scopes.js';
+import type { Scope } from '../access/index.js';
 import { pageOf, type Page } from '../search/search.js';
-import { storableText } from '../kernel/text.js';
 import { attemptDelivery, holdDeliveries, leaseMs, PING_EVENT_TYPE, releaseHeld, webhookBody } from './delivery.js';
 import { validateWebhookUrl } from './urls.js';
 

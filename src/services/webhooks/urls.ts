@@ -2,7 +2,7 @@ import { Resolver } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { ValidationError } from '../kernel/errors.js';
+import { ValidationError } from '../kernel/index.js';
 
 /**
  * Where webhooks may be sent. Unless WEBHOOK_ALLOW_PRIVATE_URLS is set, only to public addresses:

@@ -1,0 +1,34 @@
+/**
+ * The public face of access: credentials, tokens, OAuth, scopes, secrets and rate limits. Other
+ * modules import only this file.
+ */
+export { MAX_IP_ALLOW_LIST, appRules, getOwnApp, replaceOwnIpAllowList, type AppView } from './apps.js';
+export {
+  CredentialCache,
+  authenticate,
+  createCredentialCache,
+  type CredentialChange,
+  type CredentialHeaders,
+  type Principal,
+} from './auth.js';
+export { OAuthError, issueAccessToken, revokeAccessToken } from './oauth.js';
+export {
+  BATCH_EXTENSION,
+  ChannelRateLimits,
+  batchCost,
+  createRateLimiter,
+  rateLimitHeaders,
+  type BatchExtension,
+  type RateDecision,
+  type RateLimiter,
+} from './rateLimits.js';
+export { SCOPES, missingScope, requiredScopes, sortScopes, type Scope, type ScopeRequirement } from './scopes.js';
+export { PREFIX, digest, matchesDigest, newSecret } from './secrets.js';
+export {
+  TokenError,
+  TokenSigner,
+  derivedSigningKey,
+  offerClaims,
+  type OfferClaims,
+  type TokenFailure,
+} from './tokens.js';

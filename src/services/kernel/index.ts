@@ -1,0 +1,49 @@
+/**
+ * The public face of the kernel: what every module shares (errors and their status codes, money,
+ * text, HTML, IP ranges, the principal and call options of a request, shared enumerations, Prisma
+ * error mapping). Other modules import only this file.
+ */
+export { CANCELLATION_POLICY_TYPES, MEAL_PLANS, type CancellationPolicyType, type MealPlan } from './enums.js';
+export { EnvironmentMismatchError, checkEnvironment, claimEnvironment, type Environment } from './environment.js';
+export {
+  AppError,
+  ConflictError,
+  ForbiddenError,
+  HttpsRequiredError,
+  InsufficientScopeError,
+  InternalError,
+  InvalidTokenError,
+  IpNotAllowedError,
+  MethodNotAllowedError,
+  NotFoundError,
+  NotImplementedError,
+  PayloadTooLargeError,
+  RateLimitError,
+  RequestTimeoutError,
+  ServiceUnavailableError,
+  SubscriptionLimitError,
+  TokenExpiredError,
+  UnauthorizedError,
+  UnprocessableError,
+  UnsupportedMediaTypeError,
+  UpstreamError,
+  ValidationError,
+  toAppError,
+  type ErrorDetails,
+  type FieldIssue,
+} from './errors.js';
+export { escapeHtml } from './html.js';
+export { clientAddress, isHttps, isInRanges, isLoopback, normalizeIpEntry, type ConnectionFacts } from './ipRanges.js';
+export {
+  CURRENCIES,
+  MINOR_DIGITS,
+  amountToNumber,
+  convertFromKrw,
+  currencySchema,
+  positiveAmount,
+  type Amount,
+  type Currency,
+} from './money.js';
+export { callOptions, principalOf } from './principal.js';
+export { isUniqueViolation } from './prisma.js';
+export { storableText } from './text.js';
