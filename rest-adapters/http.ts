@@ -1,4 +1,4 @@
-import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
+import { createRoute, OpenAPIHono, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import { createRequestContext, type AppDeps, type RequestContext } from '../src/context.js';
@@ -23,6 +23,9 @@ export type HttpEnv = {
     ctx: RequestContext;
   };
 };
+
+/** The handler of a documented route, typed by its definition (routes.ts beside handlers.ts). */
+export type AppRouteHandler<R extends RouteConfig> = RouteHandler<R, HttpEnv>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 

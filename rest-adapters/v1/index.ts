@@ -5,16 +5,15 @@ import { restRateLimit } from '../rateLimit.js';
 import { authContext, router, type HttpEnv } from '../http.js';
 import { oauthRoutes } from '../oauth/token.js';
 import { appRoutes } from './apps.js';
-import { batchRatesRoutes } from './batchRates.js';
-import { bookingRoutes } from './bookings.js';
+import { batchRatesRoutes } from './search/batchRates.js';
+import { bookingRoutes } from './bookings/index.js';
 import { channelRoutes } from './channels.js';
 import { contentRoutes } from './content.js';
 import { propertyRoutes } from './properties.js';
-import { reservationChangeRoutes } from './reservationChanges.js';
-import { reservationRoutes } from './reservations.js';
+import { reservationChangeRoutes, reservationRoutes } from './reservations/index.js';
 import { reservationVoucherRoutes } from './reservationVouchers.js';
-import { searchRoutes } from './search.js';
-import { webhookRoutes } from './webhooks.js';
+import { searchRoutes } from './search/index.js';
+import { webhookRoutes } from './webhooks/index.js';
 
 /** REST v1 under /channel/v1 (spec §4.1 to §4.5) and its OpenAPI 3.1 document. */
 export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {

@@ -12,7 +12,7 @@ import {
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import { scopedRoute, type HttpEnv } from '../http.js';
 import { idempotency, idempotencyHeader } from '../idempotency.js';
-import { BAD_ID_REASON as BAD_ID, NO_RESERVATION, ReservationId } from './reservationParams.js';
+import { BAD_ID_REASON as BAD_ID, NO_RESERVATION, ReservationId } from './reservations/params.js';
 
 /**
  * Vouchers of the reservation endpoints the guides name (spec §4.7): GET /reservations/{id}/voucher

@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
 
 /**
- * What the /reservations routes (reservations.ts, reservationChanges.ts, reservationVouchers.ts)
+ * What the /reservations routes (reservations/, reservations/changes.ts, reservationVouchers.ts)
  * declare alike: the path id, its error responses, the Idempotency-Key header and amounts.
- * rest-adapters/v1/bookings.ts declares the same header and id errors for /bookings.
+ * rest-adapters/v1/bookings/ declares the same header and id errors for /bookings.
  */
 
 /** The `{id}` of /reservations/{id}...: up to 64 characters; anything not a uuid of the channel is 404. */

@@ -1,9 +1,6 @@
-import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { amountToNumber, CURRENCIES } from '../../src/services/kernel/index.js';
+import { z } from '@hono/zod-openapi';
+import { amountToNumber, CURRENCIES } from '../../../src/services/kernel/index.js';
 import {
-  propertyAvailability,
-  searchAvailability,
-  searchRates,
   searchRules,
   SORTS,
   type Page,
@@ -11,15 +8,13 @@ import {
   type PropertyOffers,
   type RateOffer,
   type SearchContext,
-} from '../../src/services/search/search.js';
-import { priceCheck } from '../../src/services/search/priceCheck.js';
-import { errorResponses, Meta, ok } from '../envelope.js';
-import { scopedRoute, type HttpEnv } from '../http.js';
-import { idParam, intParam, listParam, numberParam, occupancyListParam, propertyIdListParam } from '../params.js';
+  type SearchItem,
+} from '../../../src/services/search/search.js';
+import type { PriceCheckResult } from '../../../src/services/search/priceCheck.js';
+import { intParam, numberParam, occupancyListParam, propertyIdListParam } from '../../params.js';
 
 /**
- * v1 search (spec §4.4): many properties, one property with price_check_tokens, detailed rates.
- * Amounts are numbers in the request currency's minor units (KRW has none); the channel is billed
+ * The wire shapes of v1 search (spec §4.4) and their mappers. Amounts are numbers in the request currency's minor units (KRW has none); the channel is billed
  * in KRW, shown as billable amounts.
  */
 
@@ -29,7 +24,7 @@ export const Pagination = z
 
 const Occupancy = z.object({ adults: z.int(), children_ages: z.array(z.int()) });
 
-const SearchContextWire = z
+export const SearchContextWire = z
   .object({
     checkin: z.string(),
     checkout: z.string(),
@@ -50,7 +45,7 @@ const SearchContextWire = z
   })
   .openapi('SearchContext', { description: 'The request as the service understood it, defaults filled in' });
 
-const SearchItemWire = z
+export const SearchItemWire = z
   .object({
     property_id: z.int(),
     name: z.string(),
@@ -115,7 +110,7 @@ export const PropertyAvailabilityWire = z
   })
   .openapi('PropertyAvailability');
 
-const stayQuery = {
+export const stayQuery = {
   checkin: searchRules.checkin.openapi({ example: '2026-12-24' }),
   checkout: searchRules.checkout.openapi({ example: '2026-12-26' }),
   adults: intParam(searchRules.adults).optional().openapi({ type: 'integer', minimum: 1 }),
@@ -124,7 +119,7 @@ const stayQuery = {
   currency: searchRules.currency.optional().openapi({ enum: [...CURRENCIES], default: 'KRW' }),
 };
 
-const MultiQuery = z.object({
+export const MultiQuery = z.object({
   ...stayQuery,
   occupancy: occupancyListParam(searchRules.occupancy, 'Repeatable, one per room: <adults> or <adults>-<age>,<age>. Not with adults.').optional(),
   property_id: propertyIdListParam('One id, several comma-separated, or repeated (at most 100)').optional(),
@@ -137,71 +132,7 @@ const MultiQuery = z.object({
   per_page: intParam(searchRules.perPage).optional().openapi({ type: 'integer', default: 20, maximum: 100 }),
 });
 
-const multiRoute = scopedRoute('search:availability', {
-  method: 'get',
-  path: '/search/availability',
-  tags: ['Search'],
-  summary: 'Availability and lowest prices of many properties',
-  request: { query: MultiQuery },
-  responses: {
-    200: {
-      description: 'Matching properties',
-      content: {
-        'application/json': {
-          schema: z.object({ data: z.array(SearchItemWire), search_context: SearchContextWire, pagination: Pagination, meta: Meta }),
-        },
-      },
-    },
-    ...errorResponses(400, 401, 403, 429, 502),
-  },
-});
-
-const singleRoute = scopedRoute('search:availability', {
-  method: 'get',
-  path: '/search/availability/{propertyId}',
-  tags: ['Search'],
-  summary: 'Rates of one property, each with a price_check_token',
-  request: {
-    params: z.object({ propertyId: idParam.openapi({ param: { name: 'propertyId', in: 'path' }, type: 'integer' }) }),
-    query: z.object({
-      ...stayQuery,
-      adults: intParam(searchRules.adults).openapi({ type: 'integer', minimum: 1 }),
-      children_ages: listParam(intParam(z.int().min(0).max(17)), { commas: true })
-        .pipe(searchRules.childrenAges)
-        .optional()
-        .openapi({ description: 'Comma-separated ages, one per child', type: 'string', example: '5,9' }),
-      roomtype_id: searchRules.roomtypeId.optional().openapi({ description: 'Only this room type (unknown: 404)' }),
-      rateplan_id: searchRules.rateplanId.optional().openapi({ description: 'Only this rate plan; with roomtype_id and without it, the first plan' }),
-    }),
-  },
-  responses: {
-    200: { description: 'Rates by room type', content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } } },
-    ...errorResponses(400, 401, 403, 404, 429, 502),
-  },
-});
-
-const ratesRoute = scopedRoute('search:availability', {
-  method: 'get',
-  path: '/search/rates',
-  tags: ['Search'],
-  summary: 'Detailed rates of one property (nightly lines), the second search step',
-  description: 'Without dates: tomorrow in the property\'s time zone, one night. Without adults: 2.',
-  request: {
-    query: z.object({
-      property_id: idParam.openapi({ type: 'integer' }),
-      checkin: searchRules.checkin.optional(),
-      checkout: searchRules.checkout.optional(),
-      adults: intParam(searchRules.adults).optional().openapi({ type: 'integer', minimum: 1 }),
-      currency: searchRules.currency.optional().openapi({ enum: [...CURRENCIES], default: 'KRW' }),
-    }),
-  },
-  responses: {
-    200: { description: 'Rates by room type', content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } } },
-    ...errorResponses(400, 401, 403, 404, 429, 502),
-  },
-});
-
-const PriceCheckWire = z
+export const PriceCheckWire = z
   .object({
     status: z.enum(['matched', 'price_changed', 'sold_out']),
     pricing: PricingWire.nullable(),
@@ -211,26 +142,11 @@ const PriceCheckWire = z
   })
   .openapi('PriceCheck');
 
-const priceCheckRoute = scopedRoute('search:availability', {
-  method: 'get',
-  path: '/search/price-check',
-  tags: ['Search'],
-  summary: 'Re-verify a rate with the provider and get a book_token',
-  description:
-    'matched: the price holds; price_changed: pricing holds the new price, which the book_token carries; ' +
-    'sold_out: no book_token. 400 INVALID_TOKEN for a malformed, altered or foreign token; 410 TOKEN_EXPIRED.',
-  request: { query: z.object({ token: z.string().min(1).max(4096).openapi({ description: 'A price_check_token' }) }) },
-  responses: {
-    200: { description: 'The verified offer', content: { 'application/json': { schema: z.object({ data: PriceCheckWire, meta: Meta }) } } },
-    ...errorResponses(400, 401, 403, 410, 429, 502),
-  },
-});
-
 export function paginationToWire(page: Page<unknown>): z.infer<typeof Pagination> {
   return { total: page.total, page: page.page, per_page: page.perPage, total_pages: page.totalPages, has_next: page.hasNext };
 }
 
-function contextToWire(s: SearchContext): z.infer<typeof SearchContextWire> {
+export function contextToWire(s: SearchContext): z.infer<typeof SearchContextWire> {
   return {
     checkin: s.checkin,
     checkout: s.checkout,
@@ -296,76 +212,25 @@ export function offersToWire(o: PropertyOffers): z.infer<typeof PropertyAvailabi
   };
 }
 
-export function searchRoutes(app: OpenAPIHono<HttpEnv>) {
-  app.openapi(multiRoute, async (c) => {
-    const q = c.req.valid('query');
-    const { context, page } = await searchAvailability(c.get('ctx'), {
-      checkin: q.checkin,
-      checkout: q.checkout,
-      adults: q.adults,
-      occupancy: q.occupancy,
-      children: q.children,
-      rooms: q.rooms,
-      currency: q.currency,
-      propertyIds: q.property_id,
-      city: q.city,
-      starRatingMin: q.star_rating_min,
-      priceMin: q.price_min,
-      priceMax: q.price_max,
-      sortBy: q.sort_by,
-      page: q.page,
-      perPage: q.per_page,
-    });
-    const items = page.items.map((i) => ({
-      property_id: i.propertyId,
-      name: i.name,
-      city: i.city,
-      star_rating: i.starRating,
-      lowest_nightly_price: i.lowestNightlyPrice === null ? null : amountToNumber(i.lowestNightlyPrice),
-      lowest_total_price: i.lowestTotalPrice === null ? null : amountToNumber(i.lowestTotalPrice),
-      currency: i.currency,
-      available: i.available,
-    }));
-    return ok(c, items, 200, { search_context: contextToWire(context), pagination: paginationToWire(page) });
-  });
+export function searchItemToWire(i: SearchItem): z.infer<typeof SearchItemWire> {
+  return {
+    property_id: i.propertyId,
+    name: i.name,
+    city: i.city,
+    star_rating: i.starRating,
+    lowest_nightly_price: i.lowestNightlyPrice === null ? null : amountToNumber(i.lowestNightlyPrice),
+    lowest_total_price: i.lowestTotalPrice === null ? null : amountToNumber(i.lowestTotalPrice),
+    currency: i.currency,
+    available: i.available,
+  };
+}
 
-  app.openapi(singleRoute, async (c) => {
-    const q = c.req.valid('query');
-    const offers = await propertyAvailability(c.get('ctx'), {
-      propertyId: c.req.valid('param').propertyId,
-      checkin: q.checkin,
-      checkout: q.checkout,
-      adults: q.adults,
-      children: q.children,
-      childrenAges: q.children_ages,
-      rooms: q.rooms,
-      currency: q.currency,
-      roomtypeId: q.roomtype_id,
-      rateplanId: q.rateplan_id,
-    });
-    return ok(c, offersToWire(offers));
-  });
-
-  app.openapi(priceCheckRoute, async (c) => {
-    const result = await priceCheck(c.get('ctx'), c.req.valid('query').token);
-    return ok(c, {
-      status: result.status,
-      pricing: result.pricing && pricingToWire(result.pricing),
-      cancellation_policy: result.cancellationPolicy && policyToWire(result.cancellationPolicy),
-      book_token: result.bookToken,
-      expires_at: result.expiresAt?.toISOString() ?? null,
-    });
-  });
-
-  app.openapi(ratesRoute, async (c) => {
-    const q = c.req.valid('query');
-    const offers = await searchRates(c.get('ctx'), {
-      propertyId: q.property_id,
-      checkin: q.checkin,
-      checkout: q.checkout,
-      adults: q.adults,
-      currency: q.currency,
-    });
-    return ok(c, offersToWire(offers));
-  });
+export function priceCheckToWire(result: PriceCheckResult): z.infer<typeof PriceCheckWire> {
+  return {
+    status: result.status,
+    pricing: result.pricing && pricingToWire(result.pricing),
+    cancellation_policy: result.cancellationPolicy && policyToWire(result.cancellationPolicy),
+    book_token: result.bookToken,
+    expires_at: result.expiresAt?.toISOString() ?? null,
+  };
 }

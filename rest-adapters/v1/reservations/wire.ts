@@ -1,14 +1,10 @@
-import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { VISIBLE_STATUSES } from '../../src/services/bookings/states.js';
-import { dateOnly, type Booking } from '../../src/services/bookings/bookings.js';
-import { amountToNumber } from '../../src/services/kernel/index.js';
+import { z } from '@hono/zod-openapi';
+import { VISIBLE_STATUSES } from '../../../src/services/bookings/states.js';
+import { dateOnly, type Booking } from '../../../src/services/bookings/bookings.js';
+import { amountToNumber } from '../../../src/services/kernel/index.js';
 import {
   cancelledTotals,
-  cancelReservation,
-  cancelReservationRoom,
   createReservation,
-  getReservation,
-  listReservations,
   policyOf,
   reservationRules,
   reservationStatus,
@@ -17,24 +13,13 @@ import {
   type PolicySummary,
   type Reservation,
   type ReservationCancellation,
-} from '../../src/services/reservations/reservations.js';
-import type { RoomOccupancy } from '../../src/upstream/protocol.js';
-import { dataEnvelope, errorResponses, Meta, ok } from '../envelope.js';
-import { scopedRoute, type HttpEnv } from '../http.js';
-import { idempotency, idempotencyHeader } from '../idempotency.js';
-import { intParam } from '../params.js';
-import { BAD_ID, BAD_ID_REASON, money, NO_RESERVATION, ReservationId } from './reservationParams.js';
-import { CancellationPolicyWire, Pagination, paginationToWire } from './search.js';
+} from '../../../src/services/reservations/reservations.js';
+import type { RoomOccupancy } from '../../../src/upstream/protocol.js';
+import { intParam } from '../../params.js';
+import { CancellationPolicyWire } from '../search/wire.js';
+import { money, ReservationId } from './params.js';
 
-/**
- * The reservation endpoints of spec §4.8, an OTA-style face of the booking service: create with a
- * nested guest (one room or several sharing one confirmation number), look up by id,
- * confirmation number, check-in date or guest e-mail, change the guest, special requests and
- * arrival time, cancel in whole or in part. The rules are in src/services/reservations.ts; the
- * voucher, date change and fee preview of a reservation have routes of their own.
- */
-
-const TAGS = ['Bookings'];
+/** The wire shapes of the reservation endpoints (spec §4.8) and their mappers. */
 
 const stringOrNull = z.string().nullable();
 
@@ -115,7 +100,7 @@ export const ReservationWire = z
   })
   .openapi('Reservation');
 
-const CancelledWire = z
+export const CancelledWire = z
   .object({
     reservation_id: z.uuid(),
     confirmation_number: z.string(),
@@ -171,7 +156,7 @@ const propertyId = z
   .pipe(rules.propertyId)
   .openapi({ type: 'integer', minimum: 1, description: 'The property (an integer; a string of digits is taken too)', example: 12 });
 
-const CreateReservationWire = z
+export const CreateReservationWire = z
   .object({
     book_token: rules.bookToken.optional().openapi({
       description:
@@ -200,7 +185,7 @@ const CreateReservationWire = z
   })
   .openapi('CreateReservation');
 
-const UpdateReservationWire = z
+export const UpdateReservationWire = z
   .object({
     guest: z
       .object({
@@ -220,7 +205,7 @@ const UpdateReservationWire = z
   .refine((body) => Object.values(body).some((v) => v !== undefined), { message: 'give at least one field to change' })
   .openapi('UpdateReservation');
 
-const CancelReservationWire = z
+export const CancelReservationWire = z
   .object({
     room_ids: rules.roomIds
       .optional()
@@ -229,9 +214,9 @@ const CancelReservationWire = z
   .strict()
   .openapi('CancelReservation');
 
-const RoomPath = ReservationId.extend({ booking_id: rules.id.openapi({ description: 'The booking id of the room' }) });
+export const RoomPath = ReservationId.extend({ booking_id: rules.id.openapi({ description: 'The booking id of the room' }) });
 
-const ListQuery = z.object({
+export const ListQuery = z.object({
   page: intParam(rules.page).optional().default(1),
   per_page: intParam(rules.perPage).optional().default(20),
   confirmation_number: rules.confirmationNumber
@@ -242,235 +227,45 @@ const ListQuery = z.object({
   check_in_to: rules.date.optional().openapi({ description: 'Check-in on or before' }),
 });
 
-const IDEMPOTENCY_409 = 'IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)';
+export function createReservationInput(b: z.infer<typeof CreateReservationWire>): Parameters<typeof createReservation>[1] {
+  return {
+    bookToken: b.book_token,
+    propertyId: b.property_id,
+    checkIn: b.check_in,
+    checkOut: b.check_out,
+    roomtypeId: b.roomtype_id,
+    rateplanId: b.rateplan_id,
+    adults: b.adults,
+    children: b.children,
+    childrenAges: b.children_ages,
+    rooms: b.rooms?.map((r) => ({
+      roomtypeId: r.roomtype_id,
+      rateplanId: r.rateplan_id,
+      adults: r.adults,
+      children: r.children,
+      childrenAges: r.children_ages,
+      guest: r.guest && { firstName: r.guest.first_name, lastName: r.guest.last_name },
+    })),
+    currency: b.currency,
+    guest: { firstName: b.guest.first_name, lastName: b.guest.last_name, email: b.guest.email, phone: b.guest.phone, country: b.guest.country },
+    specialRequests: b.special_requests,
+    arrivalTime: b.arrival_time,
+    channelBookingNumber: b.channel_booking_number,
+  };
+}
 
-// ---------------------------------------------------------------------------------------------
-// Routes
-
-const createRoute = scopedRoute('reservations:write', {
-  method: 'post',
-  path: '/reservations',
-  tags: TAGS,
-  summary: 'Reserve one or several rooms, with a nested guest',
-  description:
-    'Either a `book_token` (its offer at its price), or `property_id`, `check_in`, `check_out` and the rooms: `roomtype_id`, ' +
-    '`rateplan_id` and `adults` for one room, or `rooms` for several (each its room type, rate plan and party). Without a ' +
-    'token each room is priced now by the search and the price check, and that price is charged: amounts in the body never ' +
-    'change the charge. Every room is one booking (also in GET /bookings), all booked together or none, sharing one ' +
-    'confirmation number; in production each room is paid from the balance (402 INSUFFICIENT_BALANCE when short). ' +
-    'Unknown property, room type or rate plan: 404. 409 SOLD_OUT or PRICE_CHANGED when the provider refuses, 502 when it ' +
-    'fails: nothing is booked or charged.',
-  request: { headers: idempotencyHeader, body: { required: true, content: { 'application/json': { schema: CreateReservationWire } } } },
-  responses: {
-    201: {
-      description: 'The reservation (status confirmed, or pending when the provider confirms later)',
-      headers: { Location: { description: 'The reservation: /channel/v1/reservations/{id}', schema: { type: 'string' } } },
-      content: { 'application/json': { schema: dataEnvelope(ReservationWire) } },
+export function updateReservationInput(b: z.infer<typeof UpdateReservationWire>): Parameters<typeof updateReservation>[2] {
+  return {
+    guest: b.guest && {
+      firstName: b.guest.first_name,
+      lastName: b.guest.last_name,
+      email: b.guest.email,
+      phone: b.guest.phone,
+      country: b.guest.country,
     },
-    ...errorResponses(
-      [400, 'VALIDATION_ERROR: a bad or missing field, fields that do not go together (details.fields), a malformed JSON body or Idempotency-Key'],
-      401,
-      402,
-      403,
-      [404, 'NOT_FOUND: no such property, room type or rate plan'],
-      [409, `SOLD_OUT or PRICE_CHANGED (nothing booked or charged), ${IDEMPOTENCY_409}`],
-      413,
-      [422, 'BOOK_TOKEN_USED (details.reservation_id), BOOK_TOKEN_INVALID or BOOK_TOKEN_EXPIRED'],
-      429,
-      [502, 'UPSTREAM_ERROR: the provider failed; nothing is booked or charged'],
-    ),
-  },
-}, [idempotency()]);
-
-const listRoute = scopedRoute('reservations:read', {
-  method: 'get',
-  path: '/reservations',
-  tags: TAGS,
-  summary: "The channel's reservations, newest first",
-  description:
-    'Every booking belongs to one reservation (a v1 booking is a reservation of one room; a v2 itinerary is one too). ' +
-    'Filters combine: confirmation_number, guest_email (case-insensitive), check_in_from and check_in_to (inclusive). ' +
-    "Only the channel's own reservations are ever listed.",
-  request: { query: ListQuery },
-  responses: {
-    200: {
-      description: 'A page of reservations',
-      content: { 'application/json': { schema: z.object({ data: z.array(ReservationWire), pagination: Pagination, meta: Meta }) } },
-    },
-    ...errorResponses([400, 'VALIDATION_ERROR: a bad query parameter, or check_in_to before check_in_from (details.fields)'], 401, 403, 429),
-  },
-});
-
-const getRoute = scopedRoute('reservations:read', {
-  method: 'get',
-  path: '/reservations/{id}',
-  tags: TAGS,
-  summary: 'One reservation with its rooms',
-  request: { params: ReservationId },
-  responses: {
-    200: { description: 'The reservation', content: { 'application/json': { schema: dataEnvelope(ReservationWire) } } },
-    ...errorResponses(BAD_ID, 401, 403, NO_RESERVATION, 429),
-  },
-});
-
-const patchRoute = scopedRoute('reservations:write', {
-  method: 'patch',
-  path: '/reservations/{id}',
-  tags: TAGS,
-  summary: 'Change the guest, special requests or arrival time',
-  description:
-    'Applied to every room still pending, confirmed or checked in, by the rules of PATCH /bookings/{id}: the guest at any ' +
-    'time; special_requests and arrival_time only before check-in (15:00 local on the check-in date, and not once checked ' +
-    'in). null clears phone, country, special_requests and arrival_time. All or nothing: the rooms change in one transaction, ' +
-    'each checked as it is then, so a refusal (409 BOOKING_NOT_MODIFIABLE) changes nothing, and a cancellation or check-in ' +
-    'of a room arriving meanwhile lands wholly before the change (that room is no longer live, or refuses) or after it. ' +
-    'Each room that changes writes reservation.modified. Dates: ' +
-    'POST /reservations/{id}/modify-dates.',
-  request: { params: ReservationId, body: { required: true, content: { 'application/json': { schema: UpdateReservationWire } } } },
-  responses: {
-    200: { description: 'The updated reservation', content: { 'application/json': { schema: dataEnvelope(ReservationWire) } } },
-    ...errorResponses(
-      [400, `VALIDATION_ERROR: a bad or unknown field, an empty change, ${BAD_ID_REASON} (details.fields), or a malformed JSON body`],
-      401,
-      403,
-      NO_RESERVATION,
-      [409, 'BOOKING_NOT_MODIFIABLE (details.status: cancelled, past check-in...), or BOOKING_CHANGED: read it and retry'],
-      413,
-      429,
-    ),
-  },
-});
-
-const cancelRoute = scopedRoute('reservations:write', {
-  method: 'post',
-  path: '/reservations/{id}/cancel',
-  tags: TAGS,
-  summary: 'Cancel the whole reservation, or some of its rooms',
-  description:
-    'Without a body (or without room_ids): every room not already cancelled. With room_ids: those rooms. Each room is ' +
-    'cancelled by its own policy (fee measured from 15:00 on the check-in date, property time) and its refund credited ' +
-    'once in production; each writes reservation.cancelled. A room that cannot be cancelled (checked in; or named and ' +
-    'already cancelled) refuses the request and nothing is cancelled. 502: the provider failed on a room, or (production) ' +
-    'does not confirm its cancellation because it does not know it; rooms cancelled ' +
-    'before it stay cancelled, and the same request cancels the rest.',
-  request: {
-    params: ReservationId,
-    headers: idempotencyHeader,
-    body: { required: false, content: { 'application/json': { schema: CancelReservationWire } } },
-  },
-  responses: {
-    200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelledWire) } } },
-    ...errorResponses(
-      [400, `VALIDATION_ERROR: a room_ids entry that is not a room of this reservation or is repeated, ${BAD_ID_REASON}, a malformed body or Idempotency-Key (details.fields)`],
-      401,
-      403,
-      NO_RESERVATION,
-      [
-        409,
-        'BOOKING_ALREADY_CANCELLED (the reservation, or a room named), BOOKING_NOT_CANCELLABLE (a room checked in, checked ' +
-          `out, no-show or failed; details.booking_id, details.status), BOOKING_CHANGED, ${IDEMPOTENCY_409}`,
-      ],
-      413,
-      415,
-      429,
-      [502, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the room it failed on is unchanged'],
-    ),
-  },
-}, [idempotency()]);
-
-const cancelRoomRoute = scopedRoute('reservations:write', {
-  method: 'delete',
-  path: '/reservations/{id}/rooms/{booking_id}',
-  tags: TAGS,
-  summary: 'Cancel one room of a reservation',
-  description: 'The same as POST /reservations/{id}/cancel with room_ids [booking_id].',
-  request: { params: RoomPath, headers: idempotencyHeader },
-  responses: {
-    200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelledWire) } } },
-    ...errorResponses(
-      [400, `VALIDATION_ERROR: ${BAD_ID_REASON}, or a bad Idempotency-Key (details.fields)`],
-      401,
-      403,
-      [404, "NOT_FOUND: no reservation of this channel has this id, or the booking is not one of its rooms"],
-      [409, `BOOKING_ALREADY_CANCELLED, BOOKING_NOT_CANCELLABLE (details.status), BOOKING_CHANGED, ${IDEMPOTENCY_409}`],
-      429,
-      [502, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the room is unchanged'],
-    ),
-  },
-}, [idempotency()]);
-
-export function reservationRoutes(app: OpenAPIHono<HttpEnv>) {
-  app.openapi(createRoute, async (c) => {
-    const b = c.req.valid('json');
-    const reservation = await createReservation(c.get('ctx'), {
-      bookToken: b.book_token,
-      propertyId: b.property_id,
-      checkIn: b.check_in,
-      checkOut: b.check_out,
-      roomtypeId: b.roomtype_id,
-      rateplanId: b.rateplan_id,
-      adults: b.adults,
-      children: b.children,
-      childrenAges: b.children_ages,
-      rooms: b.rooms?.map((r) => ({
-        roomtypeId: r.roomtype_id,
-        rateplanId: r.rateplan_id,
-        adults: r.adults,
-        children: r.children,
-        childrenAges: r.children_ages,
-        guest: r.guest && { firstName: r.guest.first_name, lastName: r.guest.last_name },
-      })),
-      currency: b.currency,
-      guest: { firstName: b.guest.first_name, lastName: b.guest.last_name, email: b.guest.email, phone: b.guest.phone, country: b.guest.country },
-      specialRequests: b.special_requests,
-      arrivalTime: b.arrival_time,
-      channelBookingNumber: b.channel_booking_number,
-    });
-    c.header('Location', `/channel/v1/reservations/${reservation.id}`);
-    return ok(c, reservationToWire(reservation), 201);
-  });
-
-  app.openapi(listRoute, async (c) => {
-    const q = c.req.valid('query');
-    const page = await listReservations(c.get('ctx'), {
-      confirmationNumber: q.confirmation_number,
-      guestEmail: q.guest_email,
-      checkInFrom: q.check_in_from,
-      checkInTo: q.check_in_to,
-      page: q.page,
-      perPage: q.per_page,
-    });
-    return ok(c, page.items.map(reservationToWire), 200, { pagination: paginationToWire(page) });
-  });
-
-  app.openapi(getRoute, async (c) => ok(c, reservationToWire(await getReservation(c.get('ctx'), c.req.valid('param').id))));
-
-  app.openapi(patchRoute, async (c) => {
-    const b = c.req.valid('json');
-    const reservation = await updateReservation(c.get('ctx'), c.req.valid('param').id, {
-      guest: b.guest && {
-        firstName: b.guest.first_name,
-        lastName: b.guest.last_name,
-        email: b.guest.email,
-        phone: b.guest.phone,
-        country: b.guest.country,
-      },
-      specialRequests: b.special_requests,
-      arrivalTime: b.arrival_time,
-    });
-    return ok(c, reservationToWire(reservation));
-  });
-
-  app.openapi(cancelRoute, async (c) => {
-    // The body is optional: without one, the whole reservation.
-    const body = (c.req.valid('json') ?? {}) as z.infer<typeof CancelReservationWire>;
-    return ok(c, cancellationToWire(await cancelReservation(c.get('ctx'), c.req.valid('param').id, body.room_ids)));
-  });
-
-  app.openapi(cancelRoomRoute, async (c) => {
-    const { id, booking_id } = c.req.valid('param');
-    return ok(c, cancellationToWire(await cancelReservationRoom(c.get('ctx'), id, booking_id)));
-  });
+    specialRequests: b.special_requests,
+    arrivalTime: b.arrival_time,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -545,7 +340,7 @@ export function reservationToWire(r: Reservation): z.infer<typeof ReservationWir
   };
 }
 
-function cancellationToWire({ reservation, cancelled }: ReservationCancellation): z.infer<typeof CancelledWire> {
+export function cancellationToWire({ reservation, cancelled }: ReservationCancellation): z.infer<typeof CancelledWire> {
   const totals = cancelledTotals(cancelled);
   return {
     reservation_id: reservation.id,

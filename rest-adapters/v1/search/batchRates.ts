@@ -1,11 +1,11 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { BATCH_RATES_MAX_ITEMS, batchRates, itemFieldNames, readBatchItems, type BatchRatesResult } from '../../src/services/search/batchRates.js';
-import { CURRENCIES } from '../../src/services/kernel/index.js';
-import { searchRules, SNAKE_NAMES } from '../../src/services/search/search.js';
-import { ErrorEnvelope, errorResponses, Meta, ok } from '../envelope.js';
-import { scopedRoute, type HttpEnv } from '../http.js';
-import { chargeItems } from '../rateLimit.js';
-import { offersToWire, PropertyAvailabilityWire } from './search.js';
+import { BATCH_RATES_MAX_ITEMS, batchRates, itemFieldNames, readBatchItems, type BatchRatesResult } from '../../../src/services/search/batchRates.js';
+import { CURRENCIES } from '../../../src/services/kernel/index.js';
+import { searchRules, SNAKE_NAMES } from '../../../src/services/search/search.js';
+import { ErrorEnvelope, errorResponses, Meta, ok } from '../../envelope.js';
+import { scopedRoute, type HttpEnv } from '../../http.js';
+import { chargeItems } from '../../rateLimit.js';
+import { offersToWire, PropertyAvailabilityWire } from './wire.js';
 
 /**
  * POST /search/rates/batch (spec §4.7): the rates of several properties, each with its own dates

@@ -1,13 +1,13 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { cancellationQuote, toBookingRecord } from '../../src/services/bookings/bookings.js';
-import { amountToNumber } from '../../src/services/kernel/index.js';
-import { modifyBookingDates, modifyDatesRules, type DatesChange } from '../../src/services/reservations/dateChanges.js';
-import { dataEnvelope, errorResponses, ok } from '../envelope.js';
-import { scopedRoute, type HttpEnv } from '../http.js';
-import { idempotency, idempotencyHeader } from '../idempotency.js';
-import { BookingRecordWire, FeeWire, feeToWire } from './bookings.js';
-import { BAD_ID, money, NO_RESERVATION, ReservationId } from './reservationParams.js';
-import { CancellationPolicyWire, PricingWire, pricingToWire } from './search.js';
+import { cancellationQuote, toBookingRecord } from '../../../src/services/bookings/bookings.js';
+import { amountToNumber } from '../../../src/services/kernel/index.js';
+import { modifyBookingDates, modifyDatesRules, type DatesChange } from '../../../src/services/reservations/dateChanges.js';
+import { dataEnvelope, errorResponses, ok } from '../../envelope.js';
+import { scopedRoute, type HttpEnv } from '../../http.js';
+import { idempotency, idempotencyHeader } from '../../idempotency.js';
+import { BookingRecordWire, FeeWire, feeToWire } from '../bookings/wire.js';
+import { BAD_ID, money, NO_RESERVATION, ReservationId } from './params.js';
+import { CancellationPolicyWire, PricingWire, pricingToWire } from '../search/wire.js';
 
 /**
  * The reservation routes of spec §4.7 that change or preview a booking: a date change (preview

@@ -1,0 +1,180 @@
+import { z } from '@hono/zod-openapi';
+import { dataEnvelope, errorResponses, Meta } from '../../envelope.js';
+import { scopedRoute } from '../../http.js';
+import { idempotency, idempotencyHeader } from '../../idempotency.js';
+import { BAD_ID } from '../reservations/params.js';
+import { CancellationPolicyWire, Pagination } from '../search/wire.js';
+import { BookingId, BookingRecordWire, CancelWire, CreateBookingWire, FeeWire, ListQuery, UpdateBookingWire } from './wire.js';
+
+/** The OpenAPI definitions of v1 bookings (spec §4.5); wire shapes in wire.ts. */
+
+/** The error responses of a booking path id, shared by the by-id routes. */
+const NO_BOOKING = [404, "NOT_FOUND: no booking of this channel has this id (another channel's booking is 404 too)"] as const;
+
+export const createRoute = scopedRoute('reservations:write', {
+  method: 'post',
+  path: '/bookings',
+  tags: ['Bookings'],
+  summary: 'Book the offer of a book_token',
+  description:
+    'The charge is the amount signed into the book_token; amounts in the body never change it. In production it is paid ' +
+    'from the channel balance (402 INSUFFICIENT_BALANCE when short). 201 confirmed, or pending when the provider confirms later. ' +
+    '422 BOOK_TOKEN_USED (details.booking_id), BOOK_TOKEN_INVALID or BOOK_TOKEN_EXPIRED. 409 SOLD_OUT or PRICE_CHANGED when ' +
+    'the provider refuses; 502 when it fails: in both cases nothing is booked or charged and the token can be used again.',
+  request: {
+    headers: idempotencyHeader,
+    body: { required: true, content: { 'application/json': { schema: CreateBookingWire } } },
+  },
+  responses: {
+    201: {
+      description: 'The booking (status confirmed, or pending when the provider confirms later)',
+      headers: { Location: { description: 'The booking: /channel/v1/bookings/{id}', schema: { type: 'string' } } },
+      content: { 'application/json': { schema: dataEnvelope(BookingRecordWire) } },
+    },
+    ...errorResponses(
+      [400, 'VALIDATION_ERROR: a bad field (details.fields), a malformed JSON body or Idempotency-Key'],
+      401,
+      402,
+      403,
+      [409, 'SOLD_OUT or PRICE_CHANGED (nothing booked; the book_token can be used again), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)'],
+      413,
+      [422, 'BOOK_TOKEN_USED (details.booking_id), BOOK_TOKEN_INVALID or BOOK_TOKEN_EXPIRED'],
+      429,
+      [502, 'UPSTREAM_ERROR: the provider failed; nothing is booked or charged and the book_token can be used again'],
+    ),
+  },
+}, [idempotency()]);
+
+export const listRoute = scopedRoute('reservations:read', {
+  method: 'get',
+  path: '/bookings',
+  tags: ['Bookings'],
+  summary: "The channel's bookings, newest first",
+  request: { query: ListQuery },
+  responses: {
+    200: {
+      description: 'A page of bookings',
+      content: { 'application/json': { schema: z.object({ data: z.array(BookingRecordWire), pagination: Pagination, meta: Meta }) } },
+    },
+    ...errorResponses([400, 'VALIDATION_ERROR: a bad query parameter (details.fields)'], 401, 403, 429),
+  },
+});
+
+export const getRoute = scopedRoute('reservations:read', {
+  method: 'get',
+  path: '/bookings/{id}',
+  tags: ['Bookings'],
+  summary: 'One booking',
+  request: { params: BookingId },
+  responses: {
+    200: { description: 'The booking', content: { 'application/json': { schema: dataEnvelope(BookingRecordWire) } } },
+    ...errorResponses(BAD_ID, 401, 403, NO_BOOKING, 429),
+  },
+});
+
+export const patchRoute = scopedRoute('reservations:write', {
+  method: 'patch',
+  path: '/bookings/{id}',
+  tags: ['Bookings'],
+  summary: 'Update booker and guest details',
+  description:
+    'Allowed while the booking is pending, confirmed or checked in; special_requests only before check-in (15:00 local on the ' +
+    'check-in date). null clears a field. Writes reservation.modified when something changed. 409 BOOKING_NOT_MODIFIABLE.',
+  request: { params: BookingId, body: { required: true, content: { 'application/json': { schema: UpdateBookingWire } } } },
+  responses: {
+    200: { description: 'The updated booking', content: { 'application/json': { schema: dataEnvelope(BookingRecordWire) } } },
+    ...errorResponses(
+      [400, 'VALIDATION_ERROR: a bad field or id (details.fields), or a malformed JSON body'],
+      401,
+      403,
+      NO_BOOKING,
+      [409, 'BOOKING_NOT_MODIFIABLE (details.status), or BOOKING_CHANGED: read it and retry'],
+      413,
+      429,
+    ),
+  },
+});
+
+export const feeRoute = scopedRoute('reservations:read', {
+  method: 'get',
+  path: '/bookings/{id}/cancellation-fee',
+  tags: ['Bookings'],
+  summary: 'What cancelling now would cost, without cancelling',
+  description: 'For a cancelled booking, the fee and refund it was cancelled with. 409 BOOKING_NOT_CANCELLABLE for checked-in and closed bookings.',
+  request: { params: BookingId },
+  responses: {
+    200: { description: 'The fee and refund', content: { 'application/json': { schema: dataEnvelope(FeeWire) } } },
+    ...errorResponses(BAD_ID, 401, 403, NO_BOOKING, [409, 'BOOKING_NOT_CANCELLABLE: checked in, checked out, no-show or failed (details.status)'], 429),
+  },
+});
+
+export const policyRoute = scopedRoute('reservations:read', {
+  method: 'get',
+  path: '/bookings/{id}/cancellation-policy',
+  tags: ['Bookings'],
+  summary: "The booking's cancellation policy",
+  request: { params: BookingId },
+  responses: {
+    200: { description: 'The policy', content: { 'application/json': { schema: dataEnvelope(CancellationPolicyWire) } } },
+    ...errorResponses(BAD_ID, 401, 403, NO_BOOKING, 429),
+  },
+});
+
+export const cancelRoute = scopedRoute('reservations:write', {
+  method: 'put',
+  path: '/bookings/{id}/cancel',
+  tags: ['Bookings'],
+  summary: 'Cancel a booking',
+  description:
+    'Fee per the policy, measured from 15:00 on the check-in date in the property time zone; the refund (total - fee) is ' +
+    'credited to the balance once in production. 409 BOOKING_ALREADY_CANCELLED or BOOKING_NOT_CANCELLABLE (checked in, ' +
+    'checked out, no-show, failed). 502: the provider failed, or (production) does not know the booking and so does not ' +
+    'confirm the cancellation (details.reason provider_does_not_confirm_cancellation); the booking is unchanged.',
+  request: { params: BookingId, headers: idempotencyHeader },
+  responses: {
+    200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelWire) } } },
+    ...errorResponses(
+      [400, 'VALIDATION_ERROR: a bad id or Idempotency-Key (details.fields)'],
+      401,
+      403,
+      NO_BOOKING,
+      [
+        409,
+        'BOOKING_ALREADY_CANCELLED, BOOKING_NOT_CANCELLABLE (checked in, checked out, no-show, failed; details.status), ' +
+          'BOOKING_CHANGED (read it and retry), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)',
+      ],
+      429,
+      [502, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the booking is unchanged'],
+    ),
+  },
+}, [idempotency()]);
+
+export const voucherRoute = scopedRoute('voucher:read', {
+  method: 'get',
+  path: '/bookings/{id}/voucher',
+  tags: ['Bookings'],
+  summary: 'Booking voucher (not implemented)',
+  deprecated: true,
+  description: 'Unimplemented in v1: always 501 NOT_IMPLEMENTED for a booking of the channel.',
+  request: { params: BookingId },
+  responses: errorResponses(BAD_ID, 401, 403, NO_BOOKING, 429, [501, 'NOT_IMPLEMENTED: always, for a booking of the channel']),
+});
+
+const plannedParam = z.union([z.string(), z.array(z.string())]).optional();
+
+export const taxInvoicesRoute = scopedRoute('tax-invoices:read', {
+  method: 'get',
+  path: '/tax-invoices',
+  tags: ['Tax invoices'],
+  summary: 'Tax invoices (not implemented)',
+  deprecated: true,
+  description: 'Unimplemented in v1: always 501 NOT_IMPLEMENTED. Planned query: year, month (1 to 12).',
+  request: {
+    // Documented for the future, not read: whatever is sent (a repeated year too) is still 501.
+    query: z.object({
+      year: plannedParam.openapi({ type: 'string', description: 'Planned: year (integer)' }),
+      month: plannedParam.openapi({ type: 'string', description: 'Planned: month, 1 to 12' }),
+    }),
+  },
+  responses: errorResponses(401, 403, 429, [501, 'NOT_IMPLEMENTED: always, once authenticated']),
+});

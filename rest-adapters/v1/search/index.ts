@@ -1,0 +1,16 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { HttpEnv } from '../../http.js';
+import * as handlers from './handlers.js';
+import * as routes from './routes.js';
+
+/**
+ * v1 search (spec §4.4): many properties, one property with price_check_tokens, detailed rates.
+ * Amounts are numbers in the request currency's minor units (KRW has none); the channel is billed
+ * in KRW, shown as billable amounts. Registered in this order (the OpenAPI document follows it).
+ */
+export function searchRoutes(app: OpenAPIHono<HttpEnv>) {
+  app.openapi(routes.multiRoute, handlers.multi);
+  app.openapi(routes.singleRoute, handlers.single);
+  app.openapi(routes.priceCheckRoute, handlers.check);
+  app.openapi(routes.ratesRoute, handlers.rates);
+}

@@ -1,0 +1,88 @@
+import { z } from '@hono/zod-openapi';
+import { CURRENCIES } from '../../../src/services/kernel/index.js';
+import { searchRules } from '../../../src/services/search/search.js';
+import { errorResponses, Meta } from '../../envelope.js';
+import { scopedRoute } from '../../http.js';
+import { idParam, intParam, listParam } from '../../params.js';
+import { MultiQuery, Pagination, PriceCheckWire, PropertyAvailabilityWire, SearchContextWire, SearchItemWire, stayQuery } from './wire.js';
+
+/** The OpenAPI definitions of v1 search (spec §4.4); wire shapes in wire.ts. */
+
+export const multiRoute = scopedRoute('search:availability', {
+  method: 'get',
+  path: '/search/availability',
+  tags: ['Search'],
+  summary: 'Availability and lowest prices of many properties',
+  request: { query: MultiQuery },
+  responses: {
+    200: {
+      description: 'Matching properties',
+      content: {
+        'application/json': {
+          schema: z.object({ data: z.array(SearchItemWire), search_context: SearchContextWire, pagination: Pagination, meta: Meta }),
+        },
+      },
+    },
+    ...errorResponses(400, 401, 403, 429, 502),
+  },
+});
+
+export const singleRoute = scopedRoute('search:availability', {
+  method: 'get',
+  path: '/search/availability/{propertyId}',
+  tags: ['Search'],
+  summary: 'Rates of one property, each with a price_check_token',
+  request: {
+    params: z.object({ propertyId: idParam.openapi({ param: { name: 'propertyId', in: 'path' }, type: 'integer' }) }),
+    query: z.object({
+      ...stayQuery,
+      adults: intParam(searchRules.adults).openapi({ type: 'integer', minimum: 1 }),
+      children_ages: listParam(intParam(z.int().min(0).max(17)), { commas: true })
+        .pipe(searchRules.childrenAges)
+        .optional()
+        .openapi({ description: 'Comma-separated ages, one per child', type: 'string', example: '5,9' }),
+      roomtype_id: searchRules.roomtypeId.optional().openapi({ description: 'Only this room type (unknown: 404)' }),
+      rateplan_id: searchRules.rateplanId.optional().openapi({ description: 'Only this rate plan; with roomtype_id and without it, the first plan' }),
+    }),
+  },
+  responses: {
+    200: { description: 'Rates by room type', content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } } },
+    ...errorResponses(400, 401, 403, 404, 429, 502),
+  },
+});
+
+export const ratesRoute = scopedRoute('search:availability', {
+  method: 'get',
+  path: '/search/rates',
+  tags: ['Search'],
+  summary: 'Detailed rates of one property (nightly lines), the second search step',
+  description: 'Without dates: tomorrow in the property\'s time zone, one night. Without adults: 2.',
+  request: {
+    query: z.object({
+      property_id: idParam.openapi({ type: 'integer' }),
+      checkin: searchRules.checkin.optional(),
+      checkout: searchRules.checkout.optional(),
+      adults: intParam(searchRules.adults).optional().openapi({ type: 'integer', minimum: 1 }),
+      currency: searchRules.currency.optional().openapi({ enum: [...CURRENCIES], default: 'KRW' }),
+    }),
+  },
+  responses: {
+    200: { description: 'Rates by room type', content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } } },
+    ...errorResponses(400, 401, 403, 404, 429, 502),
+  },
+});
+
+export const priceCheckRoute = scopedRoute('search:availability', {
+  method: 'get',
+  path: '/search/price-check',
+  tags: ['Search'],
+  summary: 'Re-verify a rate with the provider and get a book_token',
+  description:
+    'matched: the price holds; price_changed: pricing holds the new price, which the book_token carries; ' +
+    'sold_out: no book_token. 400 INVALID_TOKEN for a malformed, altered or foreign token; 410 TOKEN_EXPIRED.',
+  request: { query: z.object({ token: z.string().min(1).max(4096).openapi({ description: 'A price_check_token' }) }) },
+  responses: {
+    200: { description: 'The verified offer', content: { 'application/json': { schema: z.object({ data: PriceCheckWire, meta: Meta }) } } },
+    ...errorResponses(400, 401, 403, 410, 429, 502),
+  },
+});
