@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config.js';
-import { createGraphQL, operationHash } from '../../src/graphql/yoga.js';
+import { createGraphQL, operationHash } from '../../src/graphql/index.js';
 import { documentCost } from '../../src/graphql/cost.js';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
 import { apiKey, startTestService, testEnv, type GraphQLResult, type TestService } from '../helpers/service.js';

@@ -1,0 +1,94 @@
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.js';
+import type { AppDeps } from './context.js';
+import { openDatabase } from './db/client.js';
+import { migrate } from './db/migrate.js';
+import { openRedis } from './db/redis.js';
+import { createEventBus } from './events/bus.js';
+import { createCredentialChanges } from './events/credentialChanges.js';
+import { Dispatcher } from './events/dispatcher.js';
+import { ChannelRateLimits, createCredentialCache, createRateLimiter, TokenSigner } from './services/access/index.js';
+import { PropertyCatalog } from './services/catalog/catalog.js';
+import { checkEnvironment, claimEnvironment } from './services/kernel/index.js';
+import { WebhookSender } from './services/webhooks/delivery.js';
+import { startSimulator, type RunningSimulator } from './simulator/server.js';
+import { UpstreamClient } from './upstream/client.js';
+
+export interface DepsOptions {
+  logger?: Logger;
+  clock?: () => Date;
+}
+
+/** What createService holds for the process's life, beside the deps every request sees. */
+export interface BuiltDeps {
+  deps: AppDeps;
+  /** This instance's outbox dispatcher (deps.dispatcher.wake reaches it); started by jobs.ts. */
+  dispatcher: Dispatcher;
+  /** The bundled simulator when it runs in this process (no UPSTREAM_URL). */
+  simulator: RunningSimulator | undefined;
+}
+
+/**
+ * Opens the database (checked against this environment and migrated), Redis, the provider client
+ * (the bundled simulator without UPSTREAM_URL), caches, limiters and the event bus.
+ */
+export async function createDeps(config: Config, options: DepsOptions = {}): Promise<BuiltDeps> {
+  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'channel' } });
+  const db = await openDatabase(config);
+  // A database belongs to one environment: another environment's instance refuses to start here,
+  // before it migrates or writes anything (src/services/kernel/environment.ts).
+  try {
+    await checkEnvironment(db, config);
+    const applied = await migrate(db);
+    if (applied.length) logger.info({ applied }, 'migrations applied');
+    await claimEnvironment(db, config);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
+  // Without UPSTREAM_URL the bundled simulator serves on a loopback port of this process, so the
+  // service always speaks to its provider through the same HTTP client.
+  const simulator = config.upstreamUrl
+    ? undefined
+    : await startSimulator({ ...config.simulator, port: 0, host: '127.0.0.1', control: config.env === 'sandbox' });
+  const upstream = new UpstreamClient({
+    baseUrl: config.upstreamUrl ?? simulator!.url,
+    connections: config.upstream.connections,
+    deadlines: {
+      content: config.upstream.contentTimeoutMs,
+      search: config.upstream.searchTimeoutMs,
+      booking: config.upstream.bookingTimeoutMs,
+    },
+    breaker: { threshold: config.upstream.breakerThreshold, cooldownMs: config.upstream.breakerCooldownMs },
+    logger,
+  });
+  let dispatcher: Dispatcher | undefined;
+  const credentials = createCredentialCache(config.authCacheTtlMs);
+  const deps: AppDeps = {
+    config,
+    db,
+    redis,
+    logger,
+    upstream,
+    catalog: new PropertyCatalog(upstream, config.contentCache),
+    tokens: await TokenSigner.load(db.prisma, config),
+    credentials,
+    credentialChanges: createCredentialChanges(credentials, redis, logger),
+    clock: options.clock ?? (() => new Date()),
+    events: createEventBus(redis, logger),
+    webhookSender: new WebhookSender({
+      timeoutMs: config.webhooks.timeoutMs,
+      allowHttp: config.webhooks.allowHttp,
+      allowPrivateUrls: config.webhooks.allowPrivateUrls,
+      connections: config.webhooks.concurrency,
+    }),
+    dispatcher: { wake: () => dispatcher?.wake() },
+    limiters: {
+      oauthToken: createRateLimiter({ name: 'oauth-token', points: 20, durationSeconds: 60, redis }),
+      api: new ChannelRateLimits(db.prisma, { env: config.env, ...config.rateLimits, redis }),
+    },
+  };
+  dispatcher = new Dispatcher(deps, deps.events);
+  return { deps, dispatcher, simulator };
+}

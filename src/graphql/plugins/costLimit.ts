@@ -1,0 +1,31 @@
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { documentCost } from '../cost.js';
+import { LIMIT_CODES, LIMIT_MESSAGES } from './limits.js';
+
+/**
+ * GRAPHQL_MAX_COST: an operation whose documentCost (the points the rate limit charges, with the
+ * request's variables: `first: $n` counts n) is over the limit is refused while validating, before
+ * it runs or is charged. The check follows validation (a valid document only) on every request,
+ * cached validation results included; the refusal is thrown rather than added to the result, so
+ * Yoga's validation cache, keyed by the document alone, never keeps it for other variables.
+ */
+export function costLimit(limit: number): Plugin {
+  return {
+    onValidate({ params: { documentAST, schema: validatedSchema }, context }) {
+      return ({ valid }) => {
+        if (!valid) return;
+        const params = (context as { params?: { variables?: unknown; operationName?: unknown } }).params;
+        const variables = params?.variables && typeof params.variables === 'object' ? (params.variables as Record<string, unknown>) : null;
+        const operationName = typeof params?.operationName === 'string' ? params.operationName : undefined;
+        const cost = documentCost(documentAST, variables, { schema: validatedSchema, operationName });
+        if (cost > limit) {
+          throw new GraphQLError(LIMIT_MESSAGES.cost(limit, cost), {
+            // As Yoga marks validation errors: 400 with application/graphql-response+json.
+            extensions: { code: LIMIT_CODES.cost, details: { limit, found: cost }, http: { spec: true, status: 400 } },
+          });
+        }
+      };
+    },
+  };
+}

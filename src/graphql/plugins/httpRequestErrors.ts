@@ -1,0 +1,80 @@
+import { createGraphQLError, isAsyncIterable, isPromise, processRegularResult, type Plugin } from 'graphql-yoga';
+
+const JSON_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'] as const;
+
+/**
+ * The JSON media type Yoga would answer in for this Accept header (the first entry that admits
+ * one; a wildcard means application/json), or null when it admits none. As Yoga reads it:
+ * parameters dropped, an entry with a charset other than utf-8 skipped, no header is any.
+ */
+function acceptedJsonType(request: Request): (typeof JSON_MEDIA_TYPES)[number] | null {
+  const entries = (request.headers.get('accept') || '*/*').replace(/\s/g, '').toLowerCase().split(',');
+  for (const entry of entries) {
+    const [type = '', ...params] = entry.split(';');
+    const charset = params.find((p) => p.includes('charset='));
+    if (charset !== undefined && charset !== 'charset=utf-8') continue;
+    if (type === JSON_MEDIA_TYPES[0]) return JSON_MEDIA_TYPES[0];
+    const [pre, suf] = type.split('/');
+    if ((pre === '*' || pre === 'application') && (suf === '*' || suf === 'json')) return 'application/json';
+  }
+  return null;
+}
+
+/**
+ * Refusals Yoga makes at the HTTP level, given a GraphQL error body with a code (Yoga answers the
+ * first two with an empty body, and the third as a masked SyntaxError, INTERNAL_ERROR with 200):
+ * - a POST in a media type no parser reads (text/plain, multipart/form-data, none): 415
+ *   UNSUPPORTED_MEDIA_TYPE;
+ * - a GET, or a form POST, whose `variables` or `extensions` parameter is not JSON: 400 BAD_REQUEST;
+ * - a subscription from a client accepting JSON only (a subscription is an event stream): 406
+ *   NOT_ACCEPTABLE. An Accept that admits no JSON keeps the empty 406: nothing it reads can say why.
+ */
+export function httpRequestErrors(): Plugin {
+  const malformed = () =>
+    createGraphQLError('The `variables` and `extensions` parameters must be JSON objects', {
+      extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+    });
+  return {
+    onRequestParse({ request, requestParser, setRequestParser }) {
+      if (!requestParser) {
+        // Thrown when Yoga parses, after its method check (405 for a method it does not serve).
+        setRequestParser(() => {
+          const type = request.headers.get('content-type');
+          throw createGraphQLError(
+            `${type ? `The media type ${type.split(';')[0]!.trim()} is not supported` : 'The request has no content type'}: send a POST as application/json (or a GET with query parameters)`,
+            { extensions: { code: 'UNSUPPORTED_MEDIA_TYPE', http: { status: 415 } } },
+          );
+        });
+        return;
+      }
+      const parse = requestParser;
+      // Yoga's query-string parser (GET, application/x-www-form-urlencoded) throws JSON.parse's SyntaxError.
+      const refuse = (error: unknown): never => {
+        throw error instanceof SyntaxError ? malformed() : error;
+      };
+      setRequestParser((req) => {
+        try {
+          const parsed = parse(req);
+          return isPromise(parsed) ? parsed.catch(refuse) : parsed;
+        } catch (error) {
+          return refuse(error);
+        }
+      });
+    },
+    onResultProcess({ request, result, resultProcessor, setResult, setResultProcessor }) {
+      if (resultProcessor) return;
+      const type = acceptedJsonType(request);
+      if (!type) return;
+      // Only an event stream can carry what ran (a subscription); end it, as nobody will read it.
+      if (isAsyncIterable(result)) void result[Symbol.asyncIterator]().return?.();
+      setResult({
+        errors: [
+          createGraphQLError('A subscription is answered as an event stream: send Accept: text/event-stream, or subscribe over graphql-ws', {
+            extensions: { code: 'NOT_ACCEPTABLE', http: { status: 406 } },
+          }),
+        ],
+      });
+      setResultProcessor(processRegularResult, type);
+    },
+  };
+}

@@ -1,0 +1,240 @@
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { GraphQLError, type DocumentNode, type ExecutionArgs } from 'graphql';
+import type { ServerOptions, SubscribePayload } from 'graphql-ws';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import { errorBody } from '../../rest-adapters/envelope.js';
+import { createRequestContext, type AppDeps } from '../context.js';
+import { authenticate, type CredentialHeaders, type Principal } from '../services/access/index.js';
+import {
+  AppError,
+  HttpsRequiredError,
+  NotFoundError,
+  SubscriptionLimitError,
+  clientAddress,
+  isHttps,
+  toAppError,
+  type ConnectionFacts,
+} from '../services/kernel/index.js';
+import { isGraphQLError, maskError } from './maskError.js';
+import { chargeWsOperation } from './rateLimit.js';
+import type { GraphQLServer } from './yoga.js';
+
+/** The graphql-ws server of one listening HTTP server. */
+export interface GraphQLWs {
+  /** Closes every open socket with 1001 (server shutting down). */
+  goingAway(): void;
+  /** Stops the WebSocket server. */
+  close(): void;
+}
+
+/**
+ * Serves graphql-ws on the HTTP server's upgrades to /graphql (any other path, or a server shutting
+ * down, is a bare 404; plain HTTP under REQUIRE_HTTPS is refused in the error envelope).
+ */
+export function attachGraphQLWs(server: Server, deps: AppDeps, graphql: GraphQLServer, shuttingDown: () => boolean): GraphQLWs {
+  const { config } = deps;
+  // A graphql-ws message is held to the HTTP body limit (ws's default is 100 MiB).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes });
+  useServer(graphqlWsOptions(deps, graphql), wss);
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    if (path !== '/graphql' || shuttingDown()) {
+      refuseBare(socket, new NotFoundError());
+      return;
+    }
+    if (config.transport.requireHttps && !isHttps(upgradeFacts(request), config.trustedProxies)) {
+      refuseUpgrade(socket, new HttpsRequiredError());
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+  });
+  return {
+    goingAway() {
+      for (const client of wss.clients) client.close(1001, 'server shutting down');
+    },
+    close() {
+      wss.close();
+    },
+  };
+}
+
+function upgradeFacts(request: IncomingMessage): ConnectionFacts {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value.join(',') : value;
+  };
+  return {
+    peer: request.socket.remoteAddress,
+    encrypted: (request.socket as { encrypted?: boolean }).encrypted === true,
+    forwardedFor: header('x-forwarded-for'),
+    forwardedProto: header('x-forwarded-proto'),
+  };
+}
+
+/** An upgrade refused with its status line only (no body). */
+function refuseBare(socket: Duplex, error: AppError): void {
+  socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nConnection: close\r\n\r\n`);
+}
+
+/** An upgrade refused before it is a WebSocket: a plain HTTP answer in the error envelope. */
+function refuseUpgrade(socket: Duplex, error: AppError): void {
+  const body = JSON.stringify(errorBody(error, crypto.randomUUID()));
+  socket.end(
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * graphql-ws on /graphql: the credential comes in the connection_init payload
+ * ({"X-Api-Key": "..."} or {"Authorization": "Bearer ..."}); a connection without a valid one, or
+ * from outside its app's IP allow list, is closed with 4403. The credential is checked again for every operation (a key revoked or a token
+ * expired after the connection opened is refused like on HTTP), and a connection runs at most
+ * SUBSCRIPTIONS_MAX_PER_CONNECTION operations at once. Operations run through Yoga's envelop, so
+ * plugins and masking apply: the GraphQL limits (tokens while parsing; depth, aliases, directives,
+ * cost and the introspection switch while validating) refuse an operation here as on HTTP, and
+ * persisted operations follow the same rules (graphql.operationSource).
+ */
+type WsExtra = Extra & { credentials?: CredentialHeaders; clientIp?: string | undefined; operations?: Set<string> };
+
+function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<Record<string, unknown>, WsExtra> {
+  const { maxPerConnection } = deps.config.subscriptions;
+  return {
+    onConnect: async (ctx) => {
+      const params = lowerKeys(ctx.connectionParams ?? {});
+      const credentials = {
+        apiKey: stringOrUndefined(params['x-api-key']),
+        authorization: stringOrUndefined(params['authorization']),
+      };
+      // The app's IP allow list applies to the address that opened the socket.
+      const clientIp = clientAddress(upgradeFacts(ctx.extra.request), deps.config.trustedProxies);
+      try {
+        const principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials, clientIp });
+        if (!principal) return false;
+        ctx.extra.credentials = credentials;
+        ctx.extra.clientIp = clientIp;
+        ctx.extra.operations = new Set();
+        return true;
+      } catch (error) {
+        if (error instanceof AppError) return false;
+        throw error;
+      }
+    },
+    execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
+    subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
+    onSubscribe: async (ctx, operationId, payload) => {
+      const operations = (ctx.extra.operations ??= new Set());
+      if (operations.size >= maxPerConnection) {
+        const refusal = new SubscriptionLimitError(`A connection runs at most ${maxPerConnection} operations at once; complete one first`, maxPerConnection);
+        return [maskError(refusal, refusal.message) as GraphQLError];
+      }
+      // The place is taken with the check, before the first await: a burst of subscribe messages
+      // cannot all pass the check. It is given back on every path that does not start the
+      // operation (a refusal, an error), and by onComplete when a started one ends.
+      operations.add(operationId);
+      let started = false;
+      try {
+        const prepared = await prepareOperation(deps, graphql, ctx, payload);
+        started = !Array.isArray(prepared);
+        return prepared;
+      } finally {
+        if (!started) operations.delete(operationId);
+      }
+    },
+    onComplete: (ctx, operationId) => {
+      ctx.extra.operations?.delete(operationId);
+    },
+  };
+}
+
+/**
+ * A graphql-ws subscribe payload made ready to run through Yoga's envelop: the credential checked
+ * again, the document parsed and validated (the limits apply), the operation charged to the
+ * channel's rate limit; or the errors refusing it.
+ */
+async function prepareOperation(
+  deps: AppDeps,
+  graphql: GraphQLServer,
+  ctx: { extra: WsExtra },
+  payload: SubscribePayload,
+): Promise<readonly GraphQLError[] | ExecutionArgs> {
+  const { yoga } = graphql;
+  const source = graphql.operationSource(payload);
+  if (typeof source !== 'string') return withoutHttp([source]);
+  let principal: Principal | null = null;
+  let authError: AppError | null = null;
+  try {
+    principal = await authenticate(deps.db.prisma, ctx.extra.credentials ?? {}, {
+      cache: deps.credentials,
+      clientIp: ctx.extra.clientIp,
+    });
+  } catch (error) {
+    authError = toAppError(error);
+  }
+  const id = crypto.randomUUID();
+  const requestContext = createRequestContext(deps, {
+    requestId: id,
+    logger: deps.logger.child({ reqId: id, transport: 'graphql-ws' }),
+    principal,
+    authError,
+    credentials: ctx.extra.credentials,
+    clientIp: ctx.extra.clientIp,
+    signal: undefined,
+  });
+  const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+    ctx: requestContext,
+    request: ctx.extra.request,
+    params: { ...payload, query: source },
+  });
+  let document: DocumentNode;
+  try {
+    // The token limit refuses a document while parsing; a syntax error is the client's too.
+    document = parse(source);
+  } catch (error) {
+    if (isGraphQLError(error)) return withoutHttp([error]);
+    throw error;
+  }
+  const args = {
+    schema,
+    operationName: payload.operationName,
+    document,
+    variableValues: payload.variables,
+    contextValue: await contextFactory(),
+    rootValue: { execute, subscribe },
+  };
+  let errors: readonly GraphQLError[];
+  try {
+    errors = validate(args.schema, args.document);
+  } catch (error) {
+    // The cost limit refuses by throwing (it must not be cached with the document).
+    if (isGraphQLError(error)) return withoutHttp([error]);
+    throw error;
+  }
+  if (errors.length) return withoutHttp(errors);
+  const limited = await chargeWsOperation(requestContext, { ...args, variables: payload.variables });
+  if (limited) return limited;
+  return args;
+}
+
+interface EnvelopedRoot {
+  execute: (args: unknown) => never;
+  subscribe: (args: unknown) => never;
+}
+
+function lowerKeys(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+function stringOrUndefined(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Yoga's HTTP status hints (extensions.http) mean nothing on a socket. */
+function withoutHttp(errors: readonly GraphQLError[]): GraphQLError[] {
+  return errors.map((error) => {
+    if (!error.extensions?.http) return error;
+    const { http: _http, ...extensions } = error.extensions;
+    return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, originalError: error.originalError, extensions });
+  });
+}

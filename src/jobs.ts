@@ -1,0 +1,38 @@
+import type { AppDeps } from './context.js';
+import type { Dispatcher } from './events/dispatcher.js';
+import { purgeExpired } from './services/bookings/idempotency.js';
+import { runBookingSync } from './services/bookings/sync.js';
+import { purgeDeliveries } from './services/webhooks/delivery.js';
+
+export interface Jobs {
+  /** Stops the timers and waits for a pass under way, then stops the dispatcher. */
+  stop(): Promise<void>;
+}
+
+/** Starts this instance's periodic work: the outbox dispatcher, and the booking sync with the purges. */
+export async function startJobs(deps: AppDeps, dispatcher: Dispatcher): Promise<Jobs> {
+  const { config, logger } = deps;
+  if (config.events.pollIntervalMs > 0) await dispatcher.start();
+
+  // Bookings follow the provider (confirmations, stays, no-shows), overdue pending ones are
+  // cancelled, expired Idempotency-Keys dropped, and webhook deliveries past their retention
+  // purged. One pass at a time per instance; passes of several instances may overlap safely
+  // (every change is a conditional update).
+  let syncing: Promise<unknown> | undefined;
+  const syncTimer =
+    config.bookings.syncIntervalMs > 0
+      ? setInterval(() => {
+          syncing ??= Promise.all([runBookingSync(deps), purgeExpired(deps), purgeDeliveries(deps, deps.clock())])
+            .catch((error: unknown) => logger.error({ err: error }, 'booking sync failed'))
+            .finally(() => (syncing = undefined));
+        }, config.bookings.syncIntervalMs).unref()
+      : undefined;
+
+  return {
+    async stop() {
+      clearInterval(syncTimer);
+      await syncing;
+      await dispatcher.stop();
+    },
+  };
+}
