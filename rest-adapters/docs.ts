@@ -5,7 +5,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { NotFoundError, escapeHtml } from '../src/services/kernel/index.js';
 import type { Scope } from '../src/services/access/index.js';
 import { errorDescriptions, v2ErrorDescriptions } from './envelope.js';
-import type { HttpEnv } from './http.js';
+import type { HttpEnv } from './env.js';
 
 /**
  * The OpenAPI 3.1 document of a REST version and its human docs page (DECISIONS.md "Surfaces":

@@ -11,7 +11,7 @@ import {
   type FieldIssue,
 } from '../src/services/kernel/index.js';
 import { OAuthError } from '../src/services/access/index.js';
-import type { HttpEnv } from './http.js';
+import type { HttpEnv } from './env.js';
 
 /**
  * The envelopes of spec §2.1 and the one mapping from errors to responses. Every REST response,

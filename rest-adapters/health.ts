@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppDeps } from '../src/context.js';
 import { ServiceUnavailableError } from '../src/services/kernel/index.js';
-import type { HttpEnv } from './http.js';
+import type { HttpEnv } from './env.js';
 
 /** The status /readyz answers while not ready (the shutdown gate's). */
 const NOT_READY = new ServiceUnavailableError().status as ContentfulStatusCode;

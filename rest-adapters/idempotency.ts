@@ -5,7 +5,7 @@ import { principalOf } from '../src/services/kernel/index.js';
 import { requestLeaseMs } from '../src/services/bookings/bookings.js';
 import { claim, fingerprintOf, settle } from '../src/services/bookings/idempotency.js';
 import { meta } from './envelope.js';
-import type { HttpEnv } from './http.js';
+import type { HttpEnv } from './env.js';
 
 /** The Idempotency-Key header as the routes that take one (with idempotency()) document it. */
 export const idempotencyHeader = z.object({

@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { AppDeps, RequestContext } from '../src/context.js';
 import { RateLimitError } from '../src/services/kernel/index.js';
 import { batchCost, rateLimitHeaders, type RateDecision } from '../src/services/access/index.js';
-import type { HttpEnv } from './http.js';
+import type { HttpEnv } from './env.js';
 
 /**
  * The API's rate limit at the edge of each transport (spec §8, DECISIONS.md "Errors"): every

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { HttpEnv } from './http.js';
+import type { HttpEnv } from './env.js';
 
 /**
  * A streamed response body from an async source of text chunks, pulled as the client reads (so a

@@ -5,7 +5,8 @@ import { secureHeaders } from 'hono/secure-headers';
 import { timeout } from 'hono/timeout';
 import type { AppDeps } from '../src/context.js';
 import { HttpsRequiredError, RequestTimeoutError, isHttps, isLoopback } from '../src/services/kernel/index.js';
-import { connectionFacts, type HttpEnv } from './http.js';
+import type { HttpEnv } from './env.js';
+import { connectionFacts } from './http.js';
 
 /**
  * The transport rules in front of every surface (REST, GraphQL, docs), in app.ts's order:

@@ -11,7 +11,8 @@ import {
 import { appRules, SCOPES, PREFIX } from '../../src/services/access/index.js';
 import * as operator from '../../src/services/channels/operator.js';
 import { ok } from '../envelope.js';
-import { router, type HttpEnv } from '../http.js';
+import type { HttpEnv } from '../env.js';
+import { router } from '../routing.js';
 import { toWire as channelToWire } from '../v1/channels.js';
 import { reportStatus, runBookingSync } from '../../src/services/bookings/sync.js';
 import { toBookingRecord } from '../../src/services/bookings/bookings.js';

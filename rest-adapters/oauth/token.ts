@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import type { AppDeps } from '../../src/context.js';
 import { issueAccessToken, OAuthError, revokeAccessToken, SCOPES } from '../../src/services/access/index.js';
 import { ErrorEnvelope, oauthErrorResponse } from '../envelope.js';
-import type { HttpEnv } from '../http.js';
+import type { HttpEnv } from '../env.js';
 
 /**
  * The OAuth endpoints, outside the authentication chain, answering in RFC 6749 form:

@@ -8,7 +8,8 @@ import {
   SCOPES,
 } from '../../src/services/access/index.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
-import { scopedRoute, type HttpEnv } from '../http.js';
+import type { HttpEnv } from '../env.js';
+import { scopedRoute } from '../routing.js';
 
 /**
  * GET /apps/me and PUT /apps/me/ip-allow-list: the app of the credential and the addresses it may

@@ -2,7 +2,8 @@ import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../../src/services/channels/channels.js';
 import { CURRENCIES, principalOf } from '../../src/services/kernel/index.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
-import { scopedRoute, type HttpEnv } from '../http.js';
+import type { HttpEnv } from '../env.js';
+import { scopedRoute } from '../routing.js';
 
 /** GET and PUT /channels/me (spec §4.2): the channel of the credential. */
 

@@ -3,7 +3,8 @@ import { stringify } from 'csv-stringify/sync';
 import { callOptions } from '../../src/services/kernel/index.js';
 import type { Property, PropertySummary } from '../../src/services/catalog/properties.js';
 import { errorResponses } from '../envelope.js';
-import { scopedRoute, type HttpEnv } from '../http.js';
+import type { HttpEnv } from '../env.js';
+import { scopedRoute } from '../routing.js';
 import { started, streamResponse } from '../stream.js';
 import { propertyToWire, ratePlanToWire, roomTypeToWire, PropertyWire, RatePlanWire, RoomTypeWire } from './properties.js';
 

@@ -2,7 +2,8 @@ import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { getProperty, ratePlansOf, type Property, type PropertySummary, type RatePlan, type RoomType } from '../../src/services/catalog/properties.js';
 import { callOptions } from '../../src/services/kernel/index.js';
 import { dataEnvelope, errorResponses, meta, ok } from '../envelope.js';
-import { scopedRoute, type HttpEnv } from '../http.js';
+import type { HttpEnv } from '../env.js';
+import { scopedRoute } from '../routing.js';
 import { idParam } from '../params.js';
 import { started, streamResponse } from '../stream.js';
 

@@ -10,7 +10,8 @@ import {
   voucherRules,
 } from '../../src/services/vouchers/vouchers.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
-import { scopedRoute, type HttpEnv } from '../http.js';
+import type { HttpEnv } from '../env.js';
+import { scopedRoute } from '../routing.js';
 import { idempotency, idempotencyHeader } from '../idempotency.js';
 import { BAD_ID_REASON as BAD_ID, NO_RESERVATION, ReservationId } from './reservations/params.js';
 

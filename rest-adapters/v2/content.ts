@@ -6,7 +6,8 @@ import { searchRules } from '../../src/services/search/search.js';
 import { TokenError, type TokenFailure } from '../../src/services/access/index.js';
 import { toSummary } from '../../src/services/catalog/catalog.js';
 import { invalidRequest, v2ErrorResponses } from '../envelope.js';
-import { scopedRoute, type HttpEnv } from '../http.js';
+import type { HttpEnv } from '../env.js';
+import { scopedRoute } from '../routing.js';
 import { idParam, intParam } from '../params.js';
 import { propertyToWire, propertyWireWith, roomTypeToWire, roomTypeWireWith } from '../v1/properties.js';
 

@@ -3,7 +3,8 @@ import { CURRENCIES } from '../../src/services/kernel/index.js';
 import { searchRules } from '../../src/services/search/search.js';
 import { v2Availability, v2PriceCheck } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';
-import { scopedRoute, type HttpEnv } from '../http.js';
+import type { HttpEnv } from '../env.js';
+import { scopedRoute } from '../routing.js';
 import { occupancyListParam, propertyIdListParam } from '../params.js';
 import { availabilityWire, priceCheckWire } from './links.js';
 

@@ -9,7 +9,7 @@ import {
 } from '../../../src/services/bookings/bookings.js';
 import { NotImplementedError } from '../../../src/services/kernel/index.js';
 import { ok } from '../../envelope.js';
-import type { AppRouteHandler } from '../../http.js';
+import type { AppRouteHandler } from '../../env.js';
 import { paginationToWire } from '../search/wire.js';
 import type * as routes from './routes.js';
 import { cancelledToWire, feeToWire, policyOf } from './wire.js';

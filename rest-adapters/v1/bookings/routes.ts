@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { dataEnvelope, errorResponses, Meta } from '../../envelope.js';
-import { scopedRoute } from '../../http.js';
+import { scopedRoute } from '../../routing.js';
 import { idempotency, idempotencyHeader } from '../../idempotency.js';
 import { BAD_ID } from '../reservations/params.js';
 import { CancellationPolicyWire, Pagination } from '../search/wire.js';

@@ -3,7 +3,8 @@ import { cancellationQuote, toBookingRecord } from '../../../src/services/bookin
 import { amountToNumber } from '../../../src/services/kernel/index.js';
 import { modifyBookingDates, modifyDatesRules, type DatesChange } from '../../../src/services/reservations/dateChanges.js';
 import { dataEnvelope, errorResponses, ok } from '../../envelope.js';
-import { scopedRoute, type HttpEnv } from '../../http.js';
+import type { HttpEnv } from '../../env.js';
+import { scopedRoute } from '../../routing.js';
 import { idempotency, idempotencyHeader } from '../../idempotency.js';
 import { BookingRecordWire, FeeWire, feeToWire } from '../bookings/wire.js';
 import { BAD_ID, money, NO_RESERVATION, ReservationId } from './params.js';

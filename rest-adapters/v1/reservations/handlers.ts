@@ -8,7 +8,7 @@ import {
   updateReservation,
 } from '../../../src/services/reservations/reservations.js';
 import { ok } from '../../envelope.js';
-import type { AppRouteHandler } from '../../http.js';
+import type { AppRouteHandler } from '../../env.js';
 import { paginationToWire } from '../search/wire.js';
 import type * as routes from './routes.js';
 import {

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { dataEnvelope, errorResponses, Meta } from '../../envelope.js';
-import { scopedRoute } from '../../http.js';
+import { scopedRoute } from '../../routing.js';
 import { idempotency, idempotencyHeader } from '../../idempotency.js';
 import { Pagination } from '../search/wire.js';
 import { BAD_ID, BAD_ID_REASON, NO_RESERVATION, ReservationId } from './params.js';

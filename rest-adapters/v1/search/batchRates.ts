@@ -3,7 +3,8 @@ import { BATCH_RATES_MAX_ITEMS, batchRates, itemFieldNames, readBatchItems, type
 import { CURRENCIES } from '../../../src/services/kernel/index.js';
 import { searchRules, SNAKE_NAMES } from '../../../src/services/search/search.js';
 import { ErrorEnvelope, errorResponses, Meta, ok } from '../../envelope.js';
-import { scopedRoute, type HttpEnv } from '../../http.js';
+import type { HttpEnv } from '../../env.js';
+import { scopedRoute } from '../../routing.js';
 import { chargeItems } from '../../rateLimit.js';
 import { offersToWire, PropertyAvailabilityWire } from './wire.js';
 

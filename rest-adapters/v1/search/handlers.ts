@@ -1,7 +1,7 @@
 import { propertyAvailability, searchAvailability, searchRates } from '../../../src/services/search/search.js';
 import { priceCheck } from '../../../src/services/search/priceCheck.js';
 import { ok } from '../../envelope.js';
-import type { AppRouteHandler } from '../../http.js';
+import type { AppRouteHandler } from '../../env.js';
 import type { multiRoute, priceCheckRoute, ratesRoute, singleRoute } from './routes.js';
 import { contextToWire, offersToWire, paginationToWire, priceCheckToWire, searchItemToWire } from './wire.js';
 

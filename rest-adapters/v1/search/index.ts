@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { HttpEnv } from '../../http.js';
+import type { HttpEnv } from '../../env.js';
 import * as handlers from './handlers.js';
 import * as routes from './routes.js';
 

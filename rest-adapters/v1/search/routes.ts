@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { CURRENCIES } from '../../../src/services/kernel/index.js';
 import { searchRules } from '../../../src/services/search/search.js';
 import { errorResponses, Meta } from '../../envelope.js';
-import { scopedRoute } from '../../http.js';
+import { scopedRoute } from '../../routing.js';
 import { idParam, intParam, listParam } from '../../params.js';
 import { MultiQuery, Pagination, PriceCheckWire, PropertyAvailabilityWire, SearchContextWire, SearchItemWire, stayQuery } from './wire.js';
 

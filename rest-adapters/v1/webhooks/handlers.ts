@@ -10,7 +10,7 @@ import {
   updateWebhook,
 } from '../../../src/services/webhooks/endpoints.js';
 import { ok } from '../../envelope.js';
-import type { AppRouteHandler } from '../../http.js';
+import type { AppRouteHandler } from '../../env.js';
 import { paginationToWire } from '../search/wire.js';
 import type * as routes from './routes.js';
 import { deliveryToWire, toWire } from './wire.js';

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { DELIVERY_SCOPES, MAX_WEBHOOKS_PER_CHANNEL } from '../../../src/services/webhooks/endpoints.js';
 import { dataEnvelope, errorResponses, Meta } from '../../envelope.js';
-import { scopedRoute } from '../../http.js';
+import { scopedRoute } from '../../routing.js';
 import { Pagination } from '../search/wire.js';
 import {
   CreatedWebhookWire,
