@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setAppStatus, type IssuedCredentials } from '../../src/services/channels/operator.js';
+import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 let t: TestService;
@@ -12,14 +13,6 @@ beforeAll(async () => {
   readOnly = await t.channel({ scopes: ['properties:read'] });
 });
 afterAll(() => t.close());
-
-async function expectError(res: Response, status: number, code: string) {
-  expect(res.status).toBe(status);
-  const body = await res.json();
-  expect(body.error.code).toBe(code);
-  expect(body.meta.request_id).toBe(res.headers.get('x-request-id'));
-  return body;
-}
 
 describe('authentication (spec §5, DECISIONS.md)', () => {
   it('refuses a request without a credential: 401 UNAUTHORIZED in the envelope', async () => {
@@ -52,7 +45,7 @@ describe('authentication (spec §5, DECISIONS.md)', () => {
     const operator = { authorization: `Bearer ${t.service.adminToken.token}` };
     expect((await t.request(`/admin/v1/apps/${creds.app_id}/suspend`, { method: 'POST', headers: operator, ip: '127.0.0.1' })).status).toBe(200);
     const viaKey = await expectError(await t.request('/channel/v1/channels/me', { headers: apiKey(creds) }), 401, 'UNAUTHORIZED');
-    expect(viaKey.error.message).toMatch(/suspended/);
+    expect(viaKey.message).toMatch(/suspended/);
     await expectError(await t.request('/channel/v1/channels/me', { headers: bearer }), 401, 'UNAUTHORIZED');
     const gql = await t.graphql('{ channel { userId } }', {}, apiKey(creds));
     expect(gql.errors?.[0]?.extensions?.code).toBe('UNAUTHORIZED');
@@ -60,7 +53,7 @@ describe('authentication (spec §5, DECISIONS.md)', () => {
     expect((await t.request('/channel/v1/channels/me', { headers: apiKey(creds) })).status).toBe(200);
     // Suspension revoked the token: resuming does not revive it (issue 15).
     const stale = await expectError(await t.request('/channel/v1/channels/me', { headers: bearer }), 401, 'UNAUTHORIZED');
-    expect(stale.error.message).toMatch(/revoked/);
+    expect(stale.message).toMatch(/revoked/);
   });
 
   it('an API key sent as a bearer token is refused, even while the key is cached', async () => {
@@ -92,7 +85,7 @@ describe('authentication (spec §5, DECISIONS.md)', () => {
 describe('scopes: deny by default, the same on REST and GraphQL', () => {
   it('REST: a credential without channels:read gets 403 INSUFFICIENT_SCOPE naming the scope', async () => {
     const body = await expectError(await t.request('/channel/v1/channels/me', { headers: apiKey(readOnly) }), 403, 'INSUFFICIENT_SCOPE');
-    expect(body.error.details).toEqual({ required_scope: 'channels:read' });
+    expect(body.details).toEqual({ required_scope: 'channels:read' });
   });
 
   it('REST: PUT /channels/me needs channels:write and changes nothing when refused', async () => {
@@ -102,7 +95,7 @@ describe('scopes: deny by default, the same on REST and GraphQL', () => {
       body: JSON.stringify({ name: 'Hijacked' }),
     });
     const body = await expectError(res, 403, 'INSUFFICIENT_SCOPE');
-    expect(body.error.details.required_scope).toBe('channels:write');
+    expect(body.details!.required_scope).toBe('channels:write');
     const channel = await t.service.deps.db.prisma.channel.findUniqueOrThrow({ where: { id: readOnly.user_id } });
     expect(channel.name).toBe('Test Channel');
   });

@@ -5,6 +5,7 @@ import { startSimulator } from '../../src/simulator/server.js';
 import { offerClaims } from '../../src/services/access/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
 import { day, v1, type Offer } from '../helpers/flow.js';
+import { expectError } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -48,13 +49,6 @@ function admin(t: TestService, path: string, body?: unknown) {
     headers: { authorization: `Bearer ${t.service.adminToken.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
-}
-
-async function expectError(res: Response, status: number, code: string) {
-  const body = await res.json();
-  expect({ status: res.status, code: body.error?.code }).toEqual({ status, code });
-  expect(body.meta.request_id).toBe(res.headers.get('x-request-id'));
-  return body.error as { code: string; message: string; details: Record<string, any> | null };
 }
 
 describe('POST /bookings', () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
 import { Dataset } from '../../src/simulator/dataset.js';
 import { PAGE_TOKEN_TTL_SECONDS } from '../../rest-adapters/v2/content.js';
+import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /** v2 content (spec §4.6, §9; DECISIONS.md "v2 property list", "v2 details"). */
@@ -21,19 +22,6 @@ afterAll(() => t.close());
 
 function get(path: string, headers: Record<string, string> = apiKey(creds)) {
   return t.request(`/api/channel/v2${path}`, { headers });
-}
-
-interface ErrorBody {
-  error: { code: string; message: string; details: { fields?: { field: string; reason: string }[] } | null };
-  meta: { request_id: string; timestamp: string };
-}
-
-async function expectError(res: Response, status: number, code: string): Promise<ErrorBody> {
-  expect(res.status).toBe(status);
-  const body = (await res.json()) as ErrorBody;
-  expect(body.error.code).toBe(code);
-  expect(body.meta.request_id).toBe(res.headers.get('x-request-id'));
-  return body;
 }
 
 interface ListBody {
@@ -108,7 +96,7 @@ describe('GET /api/channel/v2/properties', () => {
 
   it.each(['0', '101', '-1', 'abc', '2.5'])('answers 400 INVALID_REQUEST naming per_page for per_page=%s', async (n) => {
     const body = await expectError(await get(`/properties?per_page=${n}`), 400, 'INVALID_REQUEST');
-    expect(body.error.details!.fields![0]!.field).toBe('per_page');
+    expect(body.details!.fields![0]!.field).toBe('per_page');
   });
 
   it('updated_since keeps only properties changed after the instant, and the page tokens keep the filter', async () => {
@@ -129,7 +117,7 @@ describe('GET /api/channel/v2/properties', () => {
     // The same instant, written another way, is the same filter.
     expect((await get(`/properties?per_page=10&updated_since=2026-06-01T09:00:00%2B09:00&page_token=${token}`)).status).toBe(200);
     const changed = await expectError(await get(`/properties?updated_since=2026-07-01T00:00:00Z&page_token=${token}`), 400, 'INVALID_REQUEST');
-    expect(changed.error.details!.fields![0]!.field).toBe('updated_since');
+    expect(changed.details!.fields![0]!.field).toBe('updated_since');
     // A filter added to a token made without one is a change too.
     const plain = encodeURIComponent((await list('?per_page=10')).next_page_token!);
     await expectError(await get(`/properties?updated_since=${since}&page_token=${plain}`), 400, 'INVALID_REQUEST');
@@ -137,7 +125,7 @@ describe('GET /api/channel/v2/properties', () => {
 
   it('answers 400 INVALID_REQUEST naming updated_since for a value that is not a date-time', async () => {
     const body = await expectError(await get('/properties?updated_since=yesterday'), 400, 'INVALID_REQUEST');
-    expect(body.error.details!.fields![0]!.field).toBe('updated_since');
+    expect(body.details!.fields![0]!.field).toBe('updated_since');
   });
 
   it('an empty page_token is the first page', async () => {
@@ -156,8 +144,8 @@ describe('GET /api/channel/v2/properties', () => {
         400,
         'INVALID_REQUEST',
       );
-      expect(body.error.details!.fields).toEqual([{ field: 'page_token', reason: expect.any(String) }]);
-      return body.error.details!.fields![0]!.reason;
+      expect(body.details!.fields).toEqual([{ field: 'page_token', reason: expect.any(String) }]);
+      return body.details!.fields![0]!.reason;
     }
 
     it('garbage', async () => {
@@ -240,7 +228,7 @@ describe('GET /api/channel/v2/properties/{id} and /roomtypes', () => {
   it.each(['abc', '1.5', '-3', '0', '99999999999', '1e3'])('answers 400 INVALID_REQUEST naming id for the id %s', async (id) => {
     for (const suffix of ['', '/roomtypes']) {
       const body = await expectError(await get(`/properties/${id}${suffix}`), 400, 'INVALID_REQUEST');
-      expect(body.error.details!.fields![0]!.field).toBe('id');
+      expect(body.details!.fields![0]!.field).toBe('id');
     }
   });
 
@@ -272,10 +260,10 @@ describe('authentication, scopes and routing', () => {
     const contentOnly = await t.channel({ scopes: ['properties:read'] });
     for (const path of ['/properties', '/properties/1']) {
       const body = await expectError(await get(path, apiKey(roomsOnly)), 403, 'INSUFFICIENT_SCOPE');
-      expect(body.error.details).toEqual({ required_scope: 'properties:read' });
+      expect(body.details).toEqual({ required_scope: 'properties:read' });
     }
     const body = await expectError(await get('/properties/1/roomtypes', apiKey(contentOnly)), 403, 'INSUFFICIENT_SCOPE');
-    expect(body.error.details).toEqual({ required_scope: 'roomtypes:read' });
+    expect(body.details).toEqual({ required_scope: 'roomtypes:read' });
     expect((await get('/properties/1', apiKey(contentOnly))).status).toBe(200);
   });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
 import { checkInvariants } from '../helpers/bookingInvariants.js';
 import { day } from '../helpers/flow.js';
+import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -60,11 +61,6 @@ describe.each(['production', 'sandbox'] as const)('%s', (env) => {
       }
     }
     throw new Error(`no bookable rate from property ${from}`);
-  }
-
-  async function expectError(res: Response, status: number, code: string) {
-    const body = await res.json();
-    expect({ status: res.status, code: body.error?.code }).toEqual({ status, code });
   }
 
   describe('v2 booking chain', () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/operator.js';
 import { v2OfferClaims } from '../../src/services/itineraries/index.js';
+import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /** v2 steps 1 and 2 (spec §4.6, §7): availability with price-check links, the price check behind them. */
@@ -110,14 +111,6 @@ async function bookable(
 
 function tokenOf(href: string): string {
   return new URL(href, 'http://x').searchParams.get('token')!;
-}
-
-async function expectError(res: Response, status: number, code: string) {
-  expect(res.status).toBe(status);
-  const body = await res.json();
-  expect(body).toMatchObject({ error: { code, message: expect.any(String) }, meta: { request_id: expect.any(String), timestamp: expect.any(String) } });
-  expect(body.error).toHaveProperty('details');
-  return body;
 }
 
 describe('step 1: GET /api/channel/v2/properties/availability', () => {
@@ -259,7 +252,7 @@ describe('step 1: GET /api/channel/v2/properties/availability', () => {
     ];
     for (const [query, field] of cases) {
       const body = await expectError(await get(sandbox, availabilityPath(query), creds), 400, 'INVALID_REQUEST');
-      expect(body.error.details.fields.map((f: { field: string }) => f.field.split('.')[0])).toContain(field);
+      expect(body.details!.fields.map((f: { field: string }) => f.field.split('.')[0])).toContain(field);
     }
   });
 
@@ -389,7 +382,7 @@ describe('step 2: token errors (spec §7), in the error envelope, without a prov
     const { link } = await bookable(31);
     const base = link.href.slice(0, link.href.indexOf('?'));
     const body = await expectError(await get(sandbox, base, creds), 400, 'INVALID_REQUEST');
-    expect(body.error.details.fields[0].field).toBe('token');
+    expect(body.details!.fields[0].field).toBe('token');
     await expectError(await get(sandbox, `${base}?token=`, creds), 400, 'INVALID_REQUEST');
   });
 });
@@ -402,7 +395,7 @@ describe('authentication and scope', () => {
       await expectError(await get(sandbox, path, null), 401, 'UNAUTHORIZED');
       await expectError(await get(sandbox, path, null, { 'x-api-key': 'nope' }), 401, 'UNAUTHORIZED');
       const body = await expectError(await get(sandbox, path, reader), 403, 'INSUFFICIENT_SCOPE');
-      expect(body.error.details.required_scope).toBe('search:availability');
+      expect(body.details!.required_scope).toBe('search:availability');
     }
   });
 

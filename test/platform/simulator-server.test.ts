@@ -13,6 +13,7 @@ import type {
   UpstreamProperty,
   UpstreamRate,
 } from '../../src/upstream/protocol.js';
+import { expectError } from '../helpers/http.js';
 
 const NOW = new Date('2026-11-21T09:00:00.000Z');
 const data = new Dataset(42, 500);
@@ -44,13 +45,6 @@ function post(path: string, body: unknown, headers: Record<string, string> = {},
     headers: { 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-}
-
-async function expectError(res: Response, status: number, code: string) {
-  expect(res.status).toBe(status);
-  const body = (await res.json()) as { error: { code: string; message: string } };
-  expect(body.error.code).toBe(code);
-  expect(typeof body.error.message).toBe('string');
 }
 
 const party2: RoomOccupancy[] = [{ adults: 2, children_ages: [] }];
@@ -163,7 +157,7 @@ describe('GET /properties', () => {
 
   it('rejects a bad limit, cursor or date with 400', async () => {
     for (const query of ['limit=0', 'limit=1001', 'limit=ten', 'cursor=%21%21', 'updated_since=yesterday', 'include=everything']) {
-      await expectError(await get(`/properties?${query}`), 400, 'invalid_request');
+      await expectError(await get(`/properties?${query}`), 400, 'invalid_request', { envelope: false });
     }
   });
 });
@@ -177,9 +171,9 @@ describe('GET /properties/:id', () => {
   });
 
   it('answers 400 for a non-id and 404 for an unknown id', async () => {
-    await expectError(await get('/properties/abc'), 400, 'invalid_request');
-    await expectError(await get('/properties/0'), 400, 'invalid_request');
-    await expectError(await get('/properties/501'), 404, 'not_found');
+    await expectError(await get('/properties/abc'), 400, 'invalid_request', { envelope: false });
+    await expectError(await get('/properties/0'), 400, 'invalid_request', { envelope: false });
+    await expectError(await get('/properties/501'), 404, 'not_found', { envelope: false });
   });
 });
 
@@ -194,10 +188,10 @@ describe('POST /properties/batch', () => {
   });
 
   it('validates the body', async () => {
-    await expectError(await post('/properties/batch', { ids: [] }), 400, 'invalid_request');
-    await expectError(await post('/properties/batch', { ids: Array.from({ length: 1001 }, (_, i) => i + 1) }), 400, 'invalid_request');
-    await expectError(await post('/properties/batch', { ids: [1.5] }), 400, 'invalid_request');
-    await expectError(await post('/properties/batch', '{not json'), 400, 'invalid_request');
+    await expectError(await post('/properties/batch', { ids: [] }), 400, 'invalid_request', { envelope: false });
+    await expectError(await post('/properties/batch', { ids: Array.from({ length: 1001 }, (_, i) => i + 1) }), 400, 'invalid_request', { envelope: false });
+    await expectError(await post('/properties/batch', { ids: [1.5] }), 400, 'invalid_request', { envelope: false });
+    await expectError(await post('/properties/batch', '{not json'), 400, 'invalid_request', { envelope: false });
   });
 });
 
@@ -287,7 +281,7 @@ describe('POST /availability', () => {
       { detail: 'all' as 'rates' },
       { propertyIds: [1] } as Partial<AvailabilityRequest>,
     ];
-    for (const body of bad) await expectError(await availability(body), 400, 'invalid_request');
+    for (const body of bad) await expectError(await availability(body), 400, 'invalid_request', { envelope: false });
     // Thirty nights is the longest stay.
     expect((await availability({ checkin: '2027-03-01', checkout: '2027-03-31', property_ids: [1] })).status).toBe(200);
   });
@@ -314,9 +308,9 @@ describe('POST /price-check', () => {
 
   it('404 for an unknown property, room type or rate plan; 400 when the party does not fit', async () => {
     const { propertyId, rate } = await bookableRate();
-    await expectError(await priceCheck(9999, rate, 1), 404, 'not_found');
-    await expectError(await priceCheck(propertyId, { ...rate, rateplan_id: 'nope' }, 1), 404, 'not_found');
-    await expectError(await priceCheck(propertyId + 1, rate, 1), 404, 'not_found');
+    await expectError(await priceCheck(9999, rate, 1), 404, 'not_found', { envelope: false });
+    await expectError(await priceCheck(propertyId, { ...rate, rateplan_id: 'nope' }, 1), 404, 'not_found', { envelope: false });
+    await expectError(await priceCheck(propertyId + 1, rate, 1), 404, 'not_found', { envelope: false });
     const res = await post('/price-check', {
       property_id: propertyId,
       roomtype_id: rate.roomtype_id,
@@ -325,7 +319,7 @@ describe('POST /price-check', () => {
       occupancy: [{ adults: 8, children_ages: [] }],
       expected_total: 1,
     });
-    await expectError(res, 400, 'invalid_request');
+    await expectError(res, 400, 'invalid_request', { envelope: false });
   });
 
   it('volatility moves prices 3-8 % persistently, the same way for the same seed', async () => {
@@ -384,13 +378,13 @@ describe('bookings', () => {
 
   it('409 price_mismatch at another total, 409 sold_out when the rooms run out', async () => {
     const { propertyId, rate } = await bookableRate();
-    await expectError(await post('/bookings', bookRequest(propertyId, rate, 'ref-x', { total: total(rate) + 100 })), 409, 'price_mismatch');
+    await expectError(await post('/bookings', bookRequest(propertyId, rate, 'ref-x', { total: total(rate) + 100 })), 409, 'price_mismatch', { envelope: false });
     for (let i = 0; i < rate.available_rooms; i++) {
       expect((await post('/bookings', bookRequest(propertyId, rate, `ref-fill-${i}`))).status).toBe(201);
     }
-    await expectError(await post('/bookings', bookRequest(propertyId, rate, 'ref-late')), 409, 'sold_out');
+    await expectError(await post('/bookings', bookRequest(propertyId, rate, 'ref-late')), 409, 'sold_out', { envelope: false });
     expect(await (await priceCheck(propertyId, rate, total(rate))).json()).toEqual({ status: 'sold_out', rate: null });
-    await expectError(await get('/bookings/ref-late'), 404, 'not_found');
+    await expectError(await get('/bookings/ref-late'), 404, 'not_found', { envelope: false });
   });
 
   it('cancels once, releasing the rooms once; repeated cancel returns the same booking', async () => {
@@ -404,7 +398,7 @@ describe('bookings', () => {
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual(cancelled);
     expect((await rates(propertyId)).find((r) => r.rateplan_id === rate.rateplan_id)!.available_rooms).toBe(rate.available_rooms);
-    await expectError(await post('/bookings/nope/cancel', {}), 404, 'not_found');
+    await expectError(await post('/bookings/nope/cancel', {}), 404, 'not_found', { envelope: false });
   });
 
   it('refuses to cancel once the property reports a stay (control route sets the status)', async () => {
@@ -414,28 +408,28 @@ describe('bookings', () => {
       const set = await post('/_control/bookings/ref-s/status', { status });
       expect(set.status).toBe(200);
       expect(((await set.json()) as UpstreamBooking).status).toBe(status);
-      await expectError(await post('/bookings/ref-s/cancel', {}), 409, 'not_cancellable');
+      await expectError(await post('/bookings/ref-s/cancel', {}), 409, 'not_cancellable', { envelope: false });
     }
     // A failed booking holds no rooms.
     await post('/_control/bookings/ref-s/status', { status: 'failed' });
     expect((await rates(propertyId)).find((r) => r.rateplan_id === rate.rateplan_id)!.available_rooms).toBe(rate.available_rooms);
-    await expectError(await post('/_control/bookings/ref-s/status', { status: 'lost' }), 400, 'invalid_request');
-    await expectError(await post('/_control/bookings/nope/status', { status: 'confirmed' }), 404, 'not_found');
+    await expectError(await post('/_control/bookings/ref-s/status', { status: 'lost' }), 400, 'invalid_request', { envelope: false });
+    await expectError(await post('/_control/bookings/nope/status', { status: 'confirmed' }), 404, 'not_found', { envelope: false });
   });
 
   it('validates the booking body', async () => {
     const { propertyId, rate } = await bookableRate();
-    await expectError(await post('/bookings', { ...bookRequest(propertyId, rate, 'r'), reference: '' }), 400, 'invalid_request');
-    await expectError(await post('/bookings', { ...bookRequest(propertyId, rate, 'r'), guest: { name: 'x' } }), 400, 'invalid_request');
-    await expectError(await post('/bookings', { ...bookRequest(propertyId, rate, 'r'), total: -1 }), 400, 'invalid_request');
-    await expectError(await post('/bookings', bookRequest(9999, rate, 'r')), 404, 'not_found');
+    await expectError(await post('/bookings', { ...bookRequest(propertyId, rate, 'r'), reference: '' }), 400, 'invalid_request', { envelope: false });
+    await expectError(await post('/bookings', { ...bookRequest(propertyId, rate, 'r'), guest: { name: 'x' } }), 400, 'invalid_request', { envelope: false });
+    await expectError(await post('/bookings', { ...bookRequest(propertyId, rate, 'r'), total: -1 }), 400, 'invalid_request', { envelope: false });
+    await expectError(await post('/bookings', bookRequest(9999, rate, 'r')), 404, 'not_found', { envelope: false });
   });
 });
 
 describe('X-Test-Scenario', () => {
   it('upstream_error: 500 internal_error on any route', async () => {
     for (const res of [await get('/health', { 'x-test-scenario': 'upstream_error' }), await availability({}, { 'X-Test-Scenario': 'upstream_error' })]) {
-      await expectError(res, 500, 'internal_error');
+      await expectError(res, 500, 'internal_error', { envelope: false });
     }
   });
 
@@ -466,7 +460,7 @@ describe('X-Test-Scenario', () => {
     const lowest = (await (await availability({ property_ids: [propertyId], detail: 'lowest' }, h)).json()) as AvailabilityResponse;
     expect(lowest.results[0]).toMatchObject({ available: false, rates: [] });
     expect(await (await priceCheck(propertyId, rate, total(rate), h)).json()).toEqual({ status: 'sold_out', rate: null });
-    await expectError(await post('/bookings', bookRequest(propertyId, rate, 'ref-so'), h), 409, 'sold_out');
+    await expectError(await post('/bookings', bookRequest(propertyId, rate, 'ref-so'), h), 409, 'sold_out', { envelope: false });
   });
 
   it('price_changed: 5 % dearer at price check, not stored, and bookable at the new price under the header', async () => {
@@ -480,7 +474,7 @@ describe('X-Test-Scenario', () => {
     }
     expect(total(check.rate!)).toBeGreaterThan(total(rate));
     expect((await rates(propertyId)).find((r) => r.rateplan_id === rate.rateplan_id)).toEqual(rate);
-    await expectError(await post('/bookings', bookRequest(propertyId, rate, 'ref-pc'), h), 409, 'price_mismatch');
+    await expectError(await post('/bookings', bookRequest(propertyId, rate, 'ref-pc'), h), 409, 'price_mismatch', { envelope: false });
     const booked = await post('/bookings', bookRequest(propertyId, rate, 'ref-pc', { total: total(check.rate!) }), h);
     expect(booked.status).toBe(201);
     expect(((await booked.json()) as UpstreamBooking).total).toBe(total(check.rate!));
@@ -510,11 +504,11 @@ describe('stats and control', () => {
     expect(await (await get('/_control/stats')).json()).toMatchObject({ by_route: { 'GET /health': 1 } });
     expect((await post('/_control/reset', {})).status).toBe(200);
     expect(sim.stats).toMatchObject({ requests: 0, byRoute: {} });
-    await expectError(await get('/bookings/ref-r'), 404, 'not_found');
+    await expectError(await get('/bookings/ref-r'), 404, 'not_found', { envelope: false });
   });
 
   it('unknown routes answer 404 in the error envelope', async () => {
-    await expectError(await get('/nowhere'), 404, 'not_found');
+    await expectError(await get('/nowhere'), 404, 'not_found', { envelope: false });
   });
 
   it('fetch works without listening', async () => {

@@ -9,6 +9,7 @@ import { startSimulator, type RunningSimulator } from '../../src/simulator/serve
 import type { UpstreamClient } from '../../src/upstream/client.js';
 import { checkInvariants, channelState, countBy } from '../helpers/bookingInvariants.js';
 import { day, v1 } from '../helpers/flow.js';
+import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -38,13 +39,6 @@ afterAll(async () => {
 });
 
 type Api = ReturnType<typeof v1>;
-
-async function expectError(res: Response, status: number, code: string) {
-  const body = await res.json();
-  expect({ status: res.status, code: body.error?.code }).toEqual({ status, code });
-  expect(body.meta.request_id).toBe(res.headers.get('x-request-id'));
-  return body.error as { code: string; message: string; details: Record<string, any> | null };
-}
 
 const modify = (api: Api, id: string, body: unknown, headers: Record<string, string> = {}) =>
   api.call('POST', `/reservations/${id}/modify-dates`, body, headers);

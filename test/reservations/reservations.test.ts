@@ -7,6 +7,7 @@ import { runBookingSync } from '../../src/services/bookings/sync.js';
 import { cancelReservation, updateReservation } from '../../src/services/reservations/reservations.js';
 import { checkInvariants } from '../helpers/bookingInvariants.js';
 import { day, v1 } from '../helpers/flow.js';
+import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -43,13 +44,6 @@ function api(t: TestService, who: IssuedCredentials) {
     cancel: (id: string, body?: unknown, headers: Record<string, string> = {}) => base.call('POST', `/reservations/${id}/cancel`, body, headers),
     cancelRoom: (id: string, bookingId: string) => base.call('DELETE', `/reservations/${id}/rooms/${bookingId}`),
   };
-}
-
-async function expectError(res: Response, status: number, code: string) {
-  const body = await res.json();
-  expect({ status: res.status, code: body.error?.code }).toEqual({ status, code });
-  expect(body.meta.request_id).toBe(res.headers.get('x-request-id'));
-  return body.error as { code: string; message: string; details: Json | null };
 }
 
 async function created(res: Response): Promise<Json> {

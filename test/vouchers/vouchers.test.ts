@@ -27,6 +27,7 @@ import {
 } from '../../src/services/vouchers/vouchers.js';
 import { channelState } from '../helpers/bookingInvariants.js';
 import { day, v1 } from '../helpers/flow.js';
+import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, testEnv, type TestService } from '../helpers/service.js';
 
 /**
@@ -88,13 +89,6 @@ function sendVoucher(id: string, body?: unknown, headers: Record<string, string>
     headers: { ...apiKey(who), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
-}
-
-async function expectError(res: Response, status: number, code: string) {
-  const body = await res.json();
-  expect({ status: res.status, code: body.error?.code }).toEqual({ status, code });
-  expect(body.meta.request_id).toBe(res.headers.get('x-request-id'));
-  return body.error as { code: string; message: string; details: Record<string, any> | null };
 }
 
 /** The text of every page of a PDF, by a real parser (Mozilla's pdf.js). */

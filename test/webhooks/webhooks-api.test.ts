@@ -9,6 +9,7 @@ import { createRequestContext } from '../../src/context.js';
 import { authenticate } from '../../src/services/access/index.js';
 import { deleteWebhook, MAX_WEBHOOKS_PER_CHANNEL, updateWebhook, type WebhookChange } from '../../src/services/webhooks/endpoints.js';
 import { v1 } from '../helpers/flow.js';
+import { expectError } from '../helpers/http.js';
 import { eventually } from '../helpers/receiver.js';
 import { apiKey, json, startTestService, type TestService } from '../helpers/service.js';
 
@@ -88,13 +89,6 @@ const isoTime = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$
 
 function call(who: Record<string, string>, method: string, path: string, body?: unknown) {
   return t.request(`${base}${path}`, { method, ...(body === undefined ? { headers: who } : json(body, who)) });
-}
-
-async function expectError(res: Response, status: number, code: string) {
-  const body = await res.json();
-  expect({ status: res.status, code: body.error?.code }).toEqual({ status, code });
-  expect(body.meta.request_id).toBe(res.headers.get('x-request-id'));
-  return body.error as { code: string; message: string; details: Record<string, any> | null };
 }
 
 async function create(who: IssuedCredentials, body: Record<string, unknown>) {
