@@ -38,7 +38,7 @@ import { join } from 'node:path';
 import { createService } from '../src/app.js';
 import { answerRequests, wallNow } from './children.js';
 import { loadConfig } from '../src/config.js';
-import { createChannel } from '../src/services/channels/operator.js';
+import { createChannel } from '../src/services/channels/index.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'channel-bench-'));
 const overrides = JSON.parse(process.env.BENCH_SERVICE_ENV || '{}') as Record<string, string>;

@@ -17,7 +17,7 @@ import type { Dispatcher } from './events/dispatcher.js';
 import { attachGraphQLWs, createGraphQL, type GraphQLWs, type Yoga } from './graphql/index.js';
 import { startJobs } from './jobs.js';
 import { closeHttp, reloadTls, serveHttp } from './server.js';
-import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/channels/operator.js';
+import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/channels/index.js';
 import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError } from './services/kernel/index.js';
 
 export interface ChannelService {

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
-import { normalizeIpEntry } from './services/kernel/index.js';
+import { ConfigError, normalizeIpEntry } from './services/kernel/index.js';
 
 /** Every environment variable the service reads, parsed once, with its default. */
 
@@ -247,9 +247,7 @@ export type Config = Readonly<{
   vouchers: { pdfFont: string | undefined; mailsPerChannelHour: number; mailsPerChannelDay: number };
 }>;
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 /** Parses the environment (process.env by default). Throws ConfigError naming every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {

@@ -14,7 +14,7 @@ import { createLoaders, type Loaders, type PropertyCatalog } from './services/ca
 import type { UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import type { AppError } from './services/kernel/index.js';
-import type { WebhookSender } from './services/webhooks/delivery.js';
+import type { WebhookSender } from './services/webhooks/index.js';
 import type { EventBus } from './events/bus.js';
 import type { CredentialChanges } from './events/credentialChanges.js';
 

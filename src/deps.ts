@@ -10,7 +10,7 @@ import { Dispatcher } from './events/dispatcher.js';
 import { ChannelRateLimits, createCredentialCache, createRateLimiter, TokenSigner } from './services/access/index.js';
 import { PropertyCatalog } from './services/catalog/catalog.js';
 import { checkEnvironment, claimEnvironment } from './services/kernel/index.js';
-import { WebhookSender } from './services/webhooks/delivery.js';
+import { WebhookSender } from './services/webhooks/index.js';
 import { startSimulator, type RunningSimulator } from './simulator/server.js';
 import { UpstreamClient } from './upstream/client.js';
 

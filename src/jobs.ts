@@ -2,7 +2,7 @@ import type { AppDeps } from './context.js';
 import type { Dispatcher } from './events/dispatcher.js';
 import { purgeExpired } from './services/bookings/idempotency.js';
 import { runBookingSync } from './services/bookings/sync.js';
-import { purgeDeliveries } from './services/webhooks/delivery.js';
+import { purgeDeliveries } from './services/webhooks/index.js';
 
 export interface Jobs {
   /** Stops the timers and waits for a pass under way, then stops the dispatcher. */

@@ -9,7 +9,7 @@ import {
   isLoopback,
 } from '../../src/services/kernel/index.js';
 import { appRules, SCOPES, PREFIX } from '../../src/services/access/index.js';
-import * as operator from '../../src/services/channels/operator.js';
+import * as operator from '../../src/services/channels/index.js';
 import { ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { router } from '../routing.js';

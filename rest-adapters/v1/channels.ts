@@ -1,5 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../../src/services/channels/channels.js';
+import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../../src/services/channels/index.js';
 import { CURRENCIES, principalOf } from '../../src/services/kernel/index.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';

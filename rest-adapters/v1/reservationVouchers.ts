@@ -8,7 +8,7 @@ import {
   VOUCHER_MAILS_PER_CHANNEL_HOUR,
   VOUCHER_MAILS_PER_HOUR,
   voucherRules,
-} from '../../src/services/vouchers/vouchers.js';
+} from '../../src/services/vouchers/index.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { scopedRoute } from '../routing.js';

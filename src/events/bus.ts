@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { createPubSub, Repeater, SlidingBuffer, type PubSub } from 'graphql-yoga';
-import type { BookingEventMessage } from '../services/webhooks/delivery.js';
+import type { BookingEventMessage } from '../services/webhooks/index.js';
 import { createSubscriptionSlots, type SubscriptionSlot } from './subscriptionSlots.js';
 
 /**

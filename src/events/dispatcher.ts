@@ -1,5 +1,5 @@
 import type { AppDeps } from '../context.js';
-import { attemptDelivery, claimDue, fanOut } from '../services/webhooks/delivery.js';
+import { attemptDelivery, claimDue, fanOut } from '../services/webhooks/index.js';
 import type { EventBus } from './bus.js';
 
 /**

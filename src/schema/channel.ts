@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { principalOf, CURRENCIES } from '../services/kernel/index.js';
-import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../services/channels/channels.js';
+import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../services/channels/index.js';
 import { builder } from './builder.js';
 
 const Tier = builder.enumType('ChannelTier', { values: ['sandbox', 'starter'] as const });

@@ -9,7 +9,7 @@ import type { RequestContext } from '../context.js';
 import { authenticate } from '../services/access/index.js';
 import { holding } from '../events/subscriptionSlots.js';
 import { fromBookingRecord } from '../services/bookings/bookings.js';
-import type { BookingEventMessage } from '../services/webhooks/delivery.js';
+import type { BookingEventMessage } from '../services/webhooks/index.js';
 import { BookingRef } from './bookings.js';
 import { builder } from './builder.js';
 import { BookingEventTypeEnum } from './webhooks.js';

@@ -9,7 +9,7 @@ import {
   VOUCHER_MAILS_PER_HOUR,
   type VoucherDelivery,
   type VoucherLinks,
-} from '../services/vouchers/vouchers.js';
+} from '../services/vouchers/index.js';
 import { builder } from './builder.js';
 import { orNull } from './orNull.js';
 

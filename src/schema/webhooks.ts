@@ -15,7 +15,7 @@ import {
   webhookRules,
   type DeliveryView,
   type WebhookView,
-} from '../services/webhooks/endpoints.js';
+} from '../services/webhooks/index.js';
 import type { Page } from '../services/search/search.js';
 import type { WebhookAttempt } from '../generated/prisma/client.js';
 import { builder } from './builder.js';

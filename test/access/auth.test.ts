@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setAppStatus, type IssuedCredentials } from '../../src/services/channels/operator.js';
+import { setAppStatus, type IssuedCredentials } from '../../src/services/channels/index.js';
 import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 

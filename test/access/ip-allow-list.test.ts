@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizeIpEntry } from '../../src/services/kernel/index.js';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { SCOPES } from '../../src/services/access/index.js';
 import { apiKey, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
 

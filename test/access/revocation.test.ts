@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { digest } from '../../src/services/access/index.js';
 import { v1 } from '../helpers/flow.js';
 import { eventually, sleep } from '../helpers/receiver.js';

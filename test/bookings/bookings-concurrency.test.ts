@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { topUp } from '../../src/services/channels/operator.js';
+import { topUp } from '../../src/services/channels/index.js';
 import { burst, checkInvariants, countBy, sameRateTokens } from '../helpers/bookingInvariants.js';
 import { day, v1 } from '../helpers/flow.js';
 import { startTestService, type TestService } from '../helpers/service.js';

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { runBookingSync } from '../../src/services/bookings/sync.js';
 import { requestLeaseMs } from '../../src/services/bookings/bookings.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';

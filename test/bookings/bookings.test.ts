@@ -3,7 +3,7 @@ import { runBookingSync } from '../../src/services/bookings/sync.js';
 import { checkinInstant } from '../../src/services/search/cancellation.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { offerClaims } from '../../src/services/access/index.js';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { day, v1, type Offer } from '../helpers/flow.js';
 import { expectError } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyReported } from '../../src/services/bookings/bookings.js';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { day, v1, type Offer } from '../helpers/flow.js';
 import { apiKey, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
 

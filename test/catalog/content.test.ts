@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpstreamProperty } from '../../src/upstream/protocol.js';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { Dataset } from '../../src/simulator/dataset.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 

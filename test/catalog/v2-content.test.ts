@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { Dataset } from '../../src/simulator/dataset.js';
 import { PAGE_TOKEN_TTL_SECONDS } from '../../rest-adapters/v2/content.js';
 import { expectError } from '../helpers/http.js';

@@ -2,7 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { SCOPES, type Scope } from '../../src/services/access/index.js';
 import { day, v1 } from '../helpers/flow.js';
 import { apiKey, startTestService, uniqueIp, type TestService } from '../helpers/service.js';

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createSubscriptionSlots, SLOT_LEASE_MS, slotKey } from '../../src/events/subscriptionSlots.js';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { v1 } from '../helpers/flow.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 

@@ -1,7 +1,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { rotateKey, type IssuedCredentials } from '../../src/services/channels/operator.js';
+import { rotateKey, type IssuedCredentials } from '../../src/services/channels/index.js';
 import { v1 } from '../helpers/flow.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 

@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import { loadConfig } from '../../src/config.js';
 import { createGraphQL, operationHash } from '../../src/graphql/index.js';
 import { documentCost } from '../../src/graphql/cost.js';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { apiKey, startTestService, testEnv, type GraphQLResult, type TestService } from '../helpers/service.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**

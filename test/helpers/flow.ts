@@ -1,4 +1,4 @@
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { apiKey, type TestService } from './service.js';
 
 /**

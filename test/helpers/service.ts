@@ -6,7 +6,7 @@ import pg from 'pg';
 import { createService, type ChannelService } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
-import { createChannel, type IssuedCredentials, type NewChannel } from '../../src/services/channels/operator.js';
+import { createChannel, type IssuedCredentials, type NewChannel } from '../../src/services/channels/index.js';
 
 /**
  * A service for one test file: embedded PGlite in a temporary directory, or, when DATABASE_URL is

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { checkInvariants } from '../helpers/bookingInvariants.js';
 import { day } from '../helpers/flow.js';
 import { expectError } from '../helpers/http.js';

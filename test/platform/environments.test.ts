@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { reportStatus, runBookingSync } from '../../src/services/bookings/sync.js';
 import { requestLeaseMs } from '../../src/services/bookings/bookings.js';
 import { EnvironmentMismatchError } from '../../src/services/kernel/index.js';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { derivedSigningKey, offerClaims } from '../../src/services/access/index.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { channelState } from '../helpers/bookingInvariants.js';

@@ -1,6 +1,6 @@
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { documentCost } from '../../src/graphql/cost.js';
 import { checkInvariants } from '../helpers/bookingInvariants.js';
 import { day, v1 } from '../helpers/flow.js';

@@ -3,7 +3,7 @@ import { requestLeaseMs } from '../../src/services/bookings/bookings.js';
 import { runBookingSync } from '../../src/services/bookings/sync.js';
 import { freeCancellationBefore } from '../../src/services/search/cancellation.js';
 import { UpstreamError } from '../../src/services/kernel/index.js';
-import { topUp, type IssuedCredentials } from '../../src/services/channels/operator.js';
+import { topUp, type IssuedCredentials } from '../../src/services/channels/index.js';
 import type { CancellationPolicyType } from '../../src/services/catalog/properties.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import type { UpstreamClient } from '../../src/upstream/client.js';

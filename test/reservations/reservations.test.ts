@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestContext, type RequestContext } from '../../src/context.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { authenticate } from '../../src/services/access/index.js';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { runBookingSync } from '../../src/services/bookings/sync.js';
 import { cancelReservation, updateReservation } from '../../src/services/reservations/reservations.js';
 import { checkInvariants } from '../helpers/bookingInvariants.js';

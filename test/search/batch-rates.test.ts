@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { parse } from 'graphql';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { documentCost } from '../../src/graphql/cost.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { UpstreamClient } from '../../src/upstream/client.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { offerClaims } from '../../src/services/access/index.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 

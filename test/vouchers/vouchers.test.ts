@@ -11,10 +11,12 @@ import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { escapeHtml } from '../../src/services/kernel/index.js';
-import { MAIL_OUTBOX_PURGE_EVERY_MS, purgeMailOutbox, smtpTransportOptions } from '../../src/services/vouchers/mail.js';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
-import { toWinAnsi, renderVoucherPdf } from '../../src/services/vouchers/pdf.js';
 import {
+  MAIL_OUTBOX_PURGE_EVERY_MS,
+  purgeMailOutbox,
+  smtpTransportOptions,
+  toWinAnsi,
+  renderVoucherPdf,
   anyRecipientAllowed,
   chooseVoucherFormat,
   VOUCHER_HTML_CSP,
@@ -24,7 +26,8 @@ import {
   voucherMailLimiters,
   voucherMailLimits,
   voucherOf,
-} from '../../src/services/vouchers/vouchers.js';
+} from '../../src/services/vouchers/index.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { channelState } from '../helpers/bookingInvariants.js';
 import { day, v1 } from '../helpers/flow.js';
 import { expectError } from '../helpers/http.js';

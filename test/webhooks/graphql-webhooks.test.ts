@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { v1 } from '../helpers/flow.js';
 import { apiKey, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
 

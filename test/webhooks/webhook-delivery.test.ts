@@ -5,15 +5,18 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestContext, type RequestContext } from '../../src/context.js';
 import { authenticate } from '../../src/services/access/index.js';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import {
   DELIVERY_RETENTION_MS,
   fanOut,
   maxTotalAttempts,
   PER_ENDPOINT_IN_FLIGHT,
   purgeDeliveries,
-} from '../../src/services/webhooks/delivery.js';
-import { createWebhook, getWebhook, updateWebhook, type WebhookInput } from '../../src/services/webhooks/endpoints.js';
+  createWebhook,
+  getWebhook,
+  updateWebhook,
+  type WebhookInput,
+} from '../../src/services/webhooks/index.js';
 import { day, v1 } from '../helpers/flow.js';
 import { eventually, sleep, startReceiver, type Receiver } from '../helpers/receiver.js';
 import { startTestService, type TestService } from '../helpers/service.js';

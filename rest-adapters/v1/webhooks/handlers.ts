@@ -8,7 +8,7 @@ import {
   pingWebhook,
   replayDelivery,
   updateWebhook,
-} from '../../../src/services/webhooks/endpoints.js';
+} from '../../../src/services/webhooks/index.js';
 import { ok } from '../../envelope.js';
 import type { AppRouteHandler } from '../../env.js';
 import { paginationToWire } from '../search/wire.js';

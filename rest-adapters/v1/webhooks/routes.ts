@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { DELIVERY_SCOPES, MAX_WEBHOOKS_PER_CHANNEL } from '../../../src/services/webhooks/endpoints.js';
+import { DELIVERY_SCOPES, MAX_WEBHOOKS_PER_CHANNEL } from '../../../src/services/webhooks/index.js';
 import { dataEnvelope, errorResponses, Meta } from '../../envelope.js';
 import { scopedRoute } from '../../routing.js';
 import { Pagination } from '../search/wire.js';

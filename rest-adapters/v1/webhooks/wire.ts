@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { BOOKING_EVENT_TYPES } from '../../../src/services/bookings/states.js';
-import { webhookRules, type DeliveryView, type WebhookView } from '../../../src/services/webhooks/endpoints.js';
+import { webhookRules, type DeliveryView, type WebhookView } from '../../../src/services/webhooks/index.js';
 import { intParam } from '../../params.js';
 
 /** The wire shapes of v1 webhook subscriptions and their delivery log, and their mappers. */

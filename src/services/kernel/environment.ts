@@ -1,4 +1,5 @@
-import { ConfigError, type Config } from '../../config.js';
+import type { Config } from '../../config.js';
+import { ConfigError } from './errors.js';
 import type { Database } from '../../db/client.js';
 
 /**

@@ -4,6 +4,11 @@
  * No other place decides a status code.
  */
 
+/** A configuration the process refuses to start with (src/config.ts, the environment check). */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
 export type ErrorDetails = Record<string, unknown> | null;
 
 export class AppError extends Error {

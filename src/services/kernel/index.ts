@@ -7,6 +7,7 @@ export { CANCELLATION_POLICY_TYPES, MEAL_PLANS, type CancellationPolicyType, typ
 export { EnvironmentMismatchError, checkEnvironment, claimEnvironment, type Environment } from './environment.js';
 export {
   AppError,
+  ConfigError,
   ConflictError,
   ForbiddenError,
   HttpsRequiredError,

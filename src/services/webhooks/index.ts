@@ -1,0 +1,30 @@
+/** The public face of webhooks: what other modules may use. */
+export {
+  DELIVERY_RETENTION_MS,
+  PER_ENDPOINT_IN_FLIGHT,
+  WebhookSender,
+  attemptDelivery,
+  claimDue,
+  fanOut,
+  maxTotalAttempts,
+  purgeDeliveries,
+  type BookingEventMessage,
+} from './delivery.js';
+export {
+  DELIVERY_SCOPES,
+  MAX_WEBHOOKS_PER_CHANNEL,
+  createWebhook,
+  deleteWebhook,
+  getDelivery,
+  getWebhook,
+  listDeliveries,
+  listWebhooks,
+  pingWebhook,
+  replayDelivery,
+  updateWebhook,
+  webhookRules,
+  type DeliveryView,
+  type WebhookChange,
+  type WebhookInput,
+  type WebhookView,
+} from './endpoints.js';
