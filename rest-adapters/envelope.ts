@@ -183,9 +183,10 @@ function responsesOf(descriptions: Readonly<Record<number, string>>, statuses: E
 
 /**
  * OpenAPI `responses` entries for the given error statuses, all in the error envelope. A tuple
- * `[409, 'BOOKING_ALREADY_CANCELLED or ...']` names the codes of that route. The statuses every
- * route can answer (403 HTTPS_REQUIRED, 413 for a body, 415 for a JSON body, 500, 503, 504) are added to each operation
- * by the document itself (rest-adapters/docs.ts).
+ * `[409, 'BOOKING_ALREADY_CANCELLED or ...']` names the codes of that route. A route lists only its
+ * own: scopedRoute (rest-adapters/routing.ts) adds 401, 403 and 429 to every scoped route, and the
+ * statuses every route can answer (403 HTTPS_REQUIRED, 413 for a body, 415 for a JSON body, 500, 503, 504)
+ * are added to each operation by the document itself (rest-adapters/docs.ts).
  */
 export function errorResponses(...statuses: ErrorStatus[]) {
   return responsesOf(errorDescriptions, statuses);

@@ -1,8 +1,8 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { missingScope, requiredScopes, type ScopeRequirement } from '../src/services/access/index.js';
-import { InsufficientScopeError, UnauthorizedError } from '../src/services/kernel/index.js';
-import { validationErrorFrom } from './envelope.js';
+import { InsufficientScopeError, RateLimitError, UnauthorizedError } from '../src/services/kernel/index.js';
+import { errorResponses, v2ErrorResponses, validationErrorFrom } from './envelope.js';
 import type { HttpEnv } from './env.js';
 
 /**
@@ -28,21 +28,48 @@ export function router(): OpenAPIHono<HttpEnv> {
   });
 }
 
+/** The error responses every scoped route answers, whatever else it declares (spec §2.1, §5). */
+export const STANDARD_ERROR_STATUSES = [
+  new UnauthorizedError().status,
+  new InsufficientScopeError('scope').status,
+  new RateLimitError(0).status,
+] as const;
+
+type Route = Omit<RouteConfig, 'security' | 'middleware'>;
+
 /**
  * A documented route that needs `scope` (one scope, or several that are all needed): declares the
  * security requirement in the OpenAPI document (`OAuth2` lists every scope; `x-required-scopes`
  * says the same for readers of the API key scheme, which has no scopes) and enforces it with
- * requireScope, so the document and the check cannot disagree.
+ * requireScope, so the document and the check cannot disagree. It adds the responses every scoped
+ * route gives (401, 403 and 429, STANDARD_ERROR_STATUSES) in v1's words; a route may still say
+ * more about one of them by declaring it.
  */
-export function scopedRoute<const R extends Omit<RouteConfig, 'security' | 'middleware'>>(
+export function scopedRoute<const R extends Route>(
   scope: ScopeRequirement,
   route: R,
   /** Middleware that runs after the scope check (Idempotency-Key). */
   after: MiddlewareHandler<HttpEnv>[] = [],
 ) {
+  return documentedRoute('v1', scope, route, after);
+}
+
+/** The same for a v2 route: the standard responses in v2's words (envelope.ts v2ErrorDescriptions). */
+export function v2ScopedRoute<const R extends Route>(scope: ScopeRequirement, route: R, after: MiddlewareHandler<HttpEnv>[] = []) {
+  return documentedRoute('v2', scope, route, after);
+}
+
+function documentedRoute<const R extends Route>(
+  errors: 'v1' | 'v2',
+  scope: ScopeRequirement,
+  route: R,
+  after: MiddlewareHandler<HttpEnv>[],
+) {
   const scopes = [...requiredScopes(scope)];
+  const standard = (errors === 'v1' ? errorResponses : v2ErrorResponses)(...STANDARD_ERROR_STATUSES);
   const scoped = {
     ...route,
+    responses: { ...standard, ...route.responses },
     security: [{ ApiKeyAuth: [] }, { OAuth2: scopes }],
     middleware: [requireScope(scope), ...after],
     'x-required-scopes': scopes,

@@ -69,7 +69,6 @@ const getMe = scopedRoute('channels:read', {
   summary: 'The app of the credential, with its IP allow list',
   responses: {
     200: { description: 'The app', content: { 'application/json': { schema: dataEnvelope(AppWire) } } },
-    ...errorResponses(401, 403, 429),
   },
 });
 
@@ -88,11 +87,7 @@ const putIpAllowList = scopedRoute('channels:write', {
     200: { description: 'The updated app', content: { 'application/json': { schema: dataEnvelope(AppWire) } } },
     ...errorResponses(
       [400, 'VALIDATION_ERROR: an entry that is not an address or CIDR range, or too many (details.fields), or a malformed JSON body'],
-      401,
-      403,
-      413,
       [422, 'IP_ALLOW_LIST_LOCKOUT: the list does not include the address of this request (details.client_ip)'],
-      429,
     ),
   },
 });

@@ -81,7 +81,6 @@ const getMe = scopedRoute('channels:read', {
   summary: 'The channel linked to the credential',
   responses: {
     200: { description: 'The channel', content: { 'application/json': { schema: dataEnvelope(ChannelWire) } } },
-    ...errorResponses(401, 403, 429),
   },
 });
 
@@ -94,7 +93,7 @@ const putMe = scopedRoute('channels:write', {
   request: { body: { required: true, content: { 'application/json': { schema: ChannelUpdateWire } } } },
   responses: {
     200: { description: 'The updated channel', content: { 'application/json': { schema: dataEnvelope(ChannelWire) } } },
-    ...errorResponses(400, 401, 403, 413, 429),
+    ...errorResponses(400),
   },
 });
 

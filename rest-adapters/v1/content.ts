@@ -59,7 +59,7 @@ function fileRoute(kind: 'catalog' | 'content') {
           },
         },
       },
-      ...errorResponses(400, 401, 403, 429, 502),
+      ...errorResponses(400, 502),
     },
   });
 }

@@ -91,7 +91,7 @@ const listRoute = scopedRoute('properties:read', {
   description: 'Takes no parameters (any sent are ignored). The list is streamed in id order.',
   responses: {
     200: { description: 'The properties', content: { 'application/json': { schema: dataEnvelope(z.array(PropertyWire)) } } },
-    ...errorResponses(401, 403, 429, 502),
+    ...errorResponses(502),
   },
 });
 
@@ -103,7 +103,7 @@ const detailRoute = scopedRoute('properties:read', {
   request: { params: PropertyPath },
   responses: {
     200: { description: 'The property', content: { 'application/json': { schema: dataEnvelope(PropertyWire) } } },
-    ...errorResponses(400, 401, 403, 404, 429, 502),
+    ...errorResponses(400, 404, 502),
   },
 });
 
@@ -115,7 +115,7 @@ const roomTypesRoute = scopedRoute('roomtypes:read', {
   request: { params: PropertyPath },
   responses: {
     200: { description: 'The room types', content: { 'application/json': { schema: dataEnvelope(z.array(RoomTypeWire)) } } },
-    ...errorResponses(400, 401, 403, 404, 429, 502),
+    ...errorResponses(400, 404, 502),
   },
 });
 
@@ -132,7 +132,7 @@ const ratePlansRoute = scopedRoute('roomtypes:read', {
   },
   responses: {
     200: { description: 'The rate plans', content: { 'application/json': { schema: dataEnvelope(z.array(RatePlanWire)) } } },
-    ...errorResponses(400, 401, 403, 404, 429, 502),
+    ...errorResponses(400, 404, 502),
   },
 });
 

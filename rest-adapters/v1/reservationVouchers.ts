@@ -76,11 +76,8 @@ const getRoute = scopedRoute('voucher:read', {
     },
     ...errorResponses(
       [400, `VALIDATION_ERROR: format is not pdf or html, or ${BAD_ID} (details.fields)`],
-      401,
-      403,
       NO_RESERVATION,
       [406, 'NOT_ACCEPTABLE: Accept allows neither application/pdf nor text/html (and no format was given); details.available'],
-      429,
       502,
     ),
   },
@@ -113,12 +110,8 @@ const sendRoute = scopedRoute('voucher:read', {
         "VALIDATION_ERROR: a bad field (`to` must be one plain address; unknown fields are refused), `to` missing while the booking has no booker e-mail, " +
           `${BAD_ID}, a malformed JSON body or Idempotency-Key (details.fields)`,
       ],
-      401,
-      403,
       NO_RESERVATION,
       [409, 'IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)'],
-      413,
-      415,
       [
         422,
         'MESSAGE_TOO_LARGE: the e-mail would exceed its size limit (details.limit_bytes); VOUCHER_RECIPIENT_NOT_ALLOWED: a sandbox ' +

@@ -4,7 +4,7 @@ import { ValidationError } from '../../src/services/kernel/index.js';
 import { v2Cancel, v2CreateBooking, v2Retrieve } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
-import { scopedRoute } from '../routing.js';
+import { v2ScopedRoute } from '../routing.js';
 import { idempotency, idempotencyHeader } from '../idempotency.js';
 import { itineraryWire, retrievedWire } from './links.js';
 import { CancelPenaltyWire, LinkWire } from './offers.js';
@@ -61,7 +61,7 @@ const RetrieveWire = z
   })
   .openapi('V2Itinerary');
 
-const createRoute = scopedRoute(
+const createRoute = v2ScopedRoute(
   'reservations:write',
   {
     method: 'post',
@@ -88,12 +88,9 @@ const createRoute = scopedRoute(
       },
       ...v2ErrorResponses(
         [400, 'INVALID_REQUEST (details.fields: a bad body, no token, or both the query token and book_tokens; a bad Idempotency-Key), or INVALID_TOKEN'],
-        401,
         402,
-        403,
         [409, 'TOKEN_ALREADY_USED, SOLD_OUT or PRICE_CHANGED (nothing booked), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)'],
         [410, 'TOKEN_EXPIRED: restart at step 1'],
-        429,
         [502, 'UPSTREAM_ERROR: nothing is booked or charged'],
       ),
     },
@@ -101,7 +98,7 @@ const createRoute = scopedRoute(
   [idempotency()],
 );
 
-const retrieveRoute = scopedRoute('reservations:read', {
+const retrieveRoute = v2ScopedRoute('reservations:read', {
   method: 'get',
   path: '/bookings/retrieve',
   tags: ['Booking flow'],
@@ -111,15 +108,12 @@ const retrieveRoute = scopedRoute('reservations:read', {
     200: { description: 'The itinerary', content: { 'application/json': { schema: RetrieveWire } } },
     ...v2ErrorResponses(
       [400, 'INVALID_REQUEST (no token), or INVALID_TOKEN: not a retrieve link of this channel'],
-      401,
-      403,
       [404, 'NOT_FOUND: the itinerary is gone'],
-      429,
     ),
   },
 });
 
-const cancelRoute = scopedRoute(
+const cancelRoute = v2ScopedRoute(
   'reservations:write',
   {
     method: 'put',
@@ -137,12 +131,9 @@ const cancelRoute = scopedRoute(
       },
       ...v2ErrorResponses(
         [400, 'INVALID_REQUEST (no token, a bad Idempotency-Key), or INVALID_TOKEN: not a cancel link of this channel'],
-        401,
-        403,
         [404, 'NOT_FOUND: the itinerary is gone'],
         [409, 'TOKEN_ALREADY_USED (every room is cancelled), BOOKING_NOT_CANCELLABLE (details.status), IDEMPOTENCY_KEY_REUSED or IDEMPOTENCY_KEY_IN_PROGRESS'],
         [410, 'TOKEN_EXPIRED: the cancel link lapsed at check-in; retrieve the booking for its state'],
-        429,
         [502, 'UPSTREAM_ERROR: rooms not cancelled stay as they were; the same link cancels them'],
       ),
     },

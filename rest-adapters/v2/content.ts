@@ -7,7 +7,7 @@ import { TokenError, type TokenFailure } from '../../src/services/access/index.j
 import { toSummary } from '../../src/services/catalog/catalog.js';
 import { invalidRequest, v2ErrorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
-import { scopedRoute } from '../routing.js';
+import { v2ScopedRoute } from '../routing.js';
 import { idParam, intParam } from '../params.js';
 import { propertyToWire, propertyWireWith, roomTypeToWire, roomTypeWireWith } from '../v1/properties.js';
 
@@ -72,7 +72,7 @@ const PropertyPath = z.object({
   id: idParam.openapi({ param: { name: 'id', in: 'path' }, type: 'string', pattern: '^\\d{1,10}$', example: '1' }),
 });
 
-const listRoute = scopedRoute('properties:read', {
+const listRoute = v2ScopedRoute('properties:read', {
   method: 'get',
   path: '/properties',
   tags: ['Content'],
@@ -80,11 +80,11 @@ const listRoute = scopedRoute('properties:read', {
   request: { query: ListQuery },
   responses: {
     200: { description: 'A page of properties', content: { 'application/json': { schema: PropertyListV2 } } },
-    ...v2ErrorResponses(400, 401, 403, 429, 502),
+    ...v2ErrorResponses(400, 502),
   },
 });
 
-const detailRoute = scopedRoute('properties:read', {
+const detailRoute = v2ScopedRoute('properties:read', {
   method: 'get',
   path: '/properties/{id}',
   tags: ['Content'],
@@ -92,11 +92,11 @@ const detailRoute = scopedRoute('properties:read', {
   request: { params: PropertyPath },
   responses: {
     200: { description: 'The property', content: { 'application/json': { schema: PropertyV2 } } },
-    ...v2ErrorResponses(400, 401, 403, 404, 429, 502),
+    ...v2ErrorResponses(400, 404, 502),
   },
 });
 
-const roomTypesRoute = scopedRoute('roomtypes:read', {
+const roomTypesRoute = v2ScopedRoute('roomtypes:read', {
   method: 'get',
   path: '/properties/{id}/roomtypes',
   tags: ['Content'],
@@ -104,7 +104,7 @@ const roomTypesRoute = scopedRoute('roomtypes:read', {
   request: { params: PropertyPath },
   responses: {
     200: { description: 'The room types', content: { 'application/json': { schema: z.array(RoomTypeV2) } } },
-    ...v2ErrorResponses(400, 401, 403, 404, 429, 502),
+    ...v2ErrorResponses(400, 404, 502),
   },
 });
 

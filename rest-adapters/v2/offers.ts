@@ -4,7 +4,7 @@ import { searchRules } from '../../src/services/search/search.js';
 import { v2Availability, v2PriceCheck } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
-import { scopedRoute } from '../routing.js';
+import { v2ScopedRoute } from '../routing.js';
 import { occupancyListParam, propertyIdListParam } from '../params.js';
 import { availabilityWire, priceCheckWire } from './links.js';
 
@@ -115,7 +115,7 @@ const AvailabilityQuery = z.object({
     .openapi({ default: 'ko-KR', description: 'Accepted; names are served in the catalog\'s language' }),
 });
 
-const availabilityRoute = scopedRoute('search:availability', {
+const availabilityRoute = v2ScopedRoute('search:availability', {
   method: 'get',
   path: '/properties/availability',
   tags: ['Booking flow'],
@@ -124,7 +124,7 @@ const availabilityRoute = scopedRoute('search:availability', {
   request: { query: AvailabilityQuery },
   responses: {
     200: { description: 'One object per property', content: { 'application/json': { schema: z.array(PropertyAvailabilityV2) } } },
-    ...v2ErrorResponses(400, 401, 403, 429, 502),
+    ...v2ErrorResponses(400, 502),
   },
 });
 
@@ -135,7 +135,7 @@ const pathPart = (name: string) =>
     .max(64)
     .openapi({ param: { name, in: 'path' }, description: 'As in the price_check href; a path that differs from the token is 403' });
 
-const priceCheckRoute = scopedRoute('search:availability', {
+const priceCheckRoute = v2ScopedRoute('search:availability', {
   method: 'get',
   path: '/properties/{propertyId}/rooms/{roomId}/rates/{rateId}',
   tags: ['Booking flow'],
@@ -150,7 +150,7 @@ const priceCheckRoute = scopedRoute('search:availability', {
   },
   responses: {
     200: { description: 'The verified offer', content: { 'application/json': { schema: PriceCheckV2 } } },
-    ...v2ErrorResponses(400, 401, 403, 410, 429, 502),
+    ...v2ErrorResponses(400, 410, 502),
   },
 });
 

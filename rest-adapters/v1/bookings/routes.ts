@@ -33,13 +33,9 @@ export const createRoute = scopedRoute('reservations:write', {
     },
     ...errorResponses(
       [400, 'VALIDATION_ERROR: a bad field (details.fields), a malformed JSON body or Idempotency-Key'],
-      401,
       402,
-      403,
       [409, 'SOLD_OUT or PRICE_CHANGED (nothing booked; the book_token can be used again), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)'],
-      413,
       [422, 'BOOK_TOKEN_USED (details.booking_id), BOOK_TOKEN_INVALID or BOOK_TOKEN_EXPIRED'],
-      429,
       [502, 'UPSTREAM_ERROR: the provider failed; nothing is booked or charged and the book_token can be used again'],
     ),
   },
@@ -56,7 +52,7 @@ export const listRoute = scopedRoute('reservations:read', {
       description: 'A page of bookings',
       content: { 'application/json': { schema: z.object({ data: z.array(BookingRecordWire), pagination: Pagination, meta: Meta }) } },
     },
-    ...errorResponses([400, 'VALIDATION_ERROR: a bad query parameter (details.fields)'], 401, 403, 429),
+    ...errorResponses([400, 'VALIDATION_ERROR: a bad query parameter (details.fields)']),
   },
 });
 
@@ -68,7 +64,7 @@ export const getRoute = scopedRoute('reservations:read', {
   request: { params: BookingId },
   responses: {
     200: { description: 'The booking', content: { 'application/json': { schema: dataEnvelope(BookingRecordWire) } } },
-    ...errorResponses(BAD_ID, 401, 403, NO_BOOKING, 429),
+    ...errorResponses(BAD_ID, NO_BOOKING),
   },
 });
 
@@ -85,12 +81,8 @@ export const patchRoute = scopedRoute('reservations:write', {
     200: { description: 'The updated booking', content: { 'application/json': { schema: dataEnvelope(BookingRecordWire) } } },
     ...errorResponses(
       [400, 'VALIDATION_ERROR: a bad field or id (details.fields), or a malformed JSON body'],
-      401,
-      403,
       NO_BOOKING,
       [409, 'BOOKING_NOT_MODIFIABLE (details.status), or BOOKING_CHANGED: read it and retry'],
-      413,
-      429,
     ),
   },
 });
@@ -104,7 +96,7 @@ export const feeRoute = scopedRoute('reservations:read', {
   request: { params: BookingId },
   responses: {
     200: { description: 'The fee and refund', content: { 'application/json': { schema: dataEnvelope(FeeWire) } } },
-    ...errorResponses(BAD_ID, 401, 403, NO_BOOKING, [409, 'BOOKING_NOT_CANCELLABLE: checked in, checked out, no-show or failed (details.status)'], 429),
+    ...errorResponses(BAD_ID, NO_BOOKING, [409, 'BOOKING_NOT_CANCELLABLE: checked in, checked out, no-show or failed (details.status)']),
   },
 });
 
@@ -116,7 +108,7 @@ export const policyRoute = scopedRoute('reservations:read', {
   request: { params: BookingId },
   responses: {
     200: { description: 'The policy', content: { 'application/json': { schema: dataEnvelope(CancellationPolicyWire) } } },
-    ...errorResponses(BAD_ID, 401, 403, NO_BOOKING, 429),
+    ...errorResponses(BAD_ID, NO_BOOKING),
   },
 });
 
@@ -135,15 +127,12 @@ export const cancelRoute = scopedRoute('reservations:write', {
     200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelWire) } } },
     ...errorResponses(
       [400, 'VALIDATION_ERROR: a bad id or Idempotency-Key (details.fields)'],
-      401,
-      403,
       NO_BOOKING,
       [
         409,
         'BOOKING_ALREADY_CANCELLED, BOOKING_NOT_CANCELLABLE (checked in, checked out, no-show, failed; details.status), ' +
           'BOOKING_CHANGED (read it and retry), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)',
       ],
-      429,
       [502, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the booking is unchanged'],
     ),
   },
@@ -157,7 +146,7 @@ export const voucherRoute = scopedRoute('voucher:read', {
   deprecated: true,
   description: 'Unimplemented in v1: always 501 NOT_IMPLEMENTED for a booking of the channel.',
   request: { params: BookingId },
-  responses: errorResponses(BAD_ID, 401, 403, NO_BOOKING, 429, [501, 'NOT_IMPLEMENTED: always, for a booking of the channel']),
+  responses: errorResponses(BAD_ID, NO_BOOKING, [501, 'NOT_IMPLEMENTED: always, for a booking of the channel']),
 });
 
 const plannedParam = z.union([z.string(), z.array(z.string())]).optional();
@@ -176,5 +165,5 @@ export const taxInvoicesRoute = scopedRoute('tax-invoices:read', {
       month: plannedParam.openapi({ type: 'string', description: 'Planned: month, 1 to 12' }),
     }),
   },
-  responses: errorResponses(401, 403, 429, [501, 'NOT_IMPLEMENTED: always, once authenticated']),
+  responses: errorResponses([501, 'NOT_IMPLEMENTED: always, once authenticated']),
 });

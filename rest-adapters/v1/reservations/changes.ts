@@ -85,9 +85,7 @@ const modifyDatesRoute = scopedRoute('reservations:write', {
           '30 nights after checkin, the dates the booking already has, a sale_amount not a positive whole number, an unknown ' +
           'field, a bad id or Idempotency-Key (details.fields)',
       ],
-      401,
       [402, 'INSUFFICIENT_BALANCE (production): the balance does not cover the difference; nothing changed'],
-      403,
       NO_RESERVATION,
       [
         409,
@@ -96,8 +94,6 @@ const modifyDatesRoute = scopedRoute('reservations:write', {
           'change or a cancellation at the same time; read it and retry), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS ' +
           '(with Retry-After)',
       ],
-      413,
-      429,
       [502, 'UPSTREAM_ERROR: the provider failed; nothing changed'],
     ),
   },
@@ -114,7 +110,7 @@ const feeRoute = scopedRoute('reservations:read', {
   request: { params: ReservationId },
   responses: {
     200: { description: 'The fee and refund', content: { 'application/json': { schema: dataEnvelope(FeeWire) } } },
-    ...errorResponses(BAD_ID, 401, 403, NO_RESERVATION, [409, 'BOOKING_NOT_CANCELLABLE: checked in, checked out, no-show or failed (details.status)'], 429),
+    ...errorResponses(BAD_ID, NO_RESERVATION, [409, 'BOOKING_NOT_CANCELLABLE: checked in, checked out, no-show or failed (details.status)']),
   },
 });
 

@@ -45,14 +45,10 @@ export const createRoute = scopedRoute('reservations:write', {
     },
     ...errorResponses(
       [400, 'VALIDATION_ERROR: a bad or missing field, fields that do not go together (details.fields), a malformed JSON body or Idempotency-Key'],
-      401,
       402,
-      403,
       [404, 'NOT_FOUND: no such property, room type or rate plan'],
       [409, `SOLD_OUT or PRICE_CHANGED (nothing booked or charged), ${IDEMPOTENCY_409}`],
-      413,
       [422, 'BOOK_TOKEN_USED (details.reservation_id), BOOK_TOKEN_INVALID or BOOK_TOKEN_EXPIRED'],
-      429,
       [502, 'UPSTREAM_ERROR: the provider failed; nothing is booked or charged'],
     ),
   },
@@ -73,7 +69,7 @@ export const listRoute = scopedRoute('reservations:read', {
       description: 'A page of reservations',
       content: { 'application/json': { schema: z.object({ data: z.array(ReservationWire), pagination: Pagination, meta: Meta }) } },
     },
-    ...errorResponses([400, 'VALIDATION_ERROR: a bad query parameter, or check_in_to before check_in_from (details.fields)'], 401, 403, 429),
+    ...errorResponses([400, 'VALIDATION_ERROR: a bad query parameter, or check_in_to before check_in_from (details.fields)']),
   },
 });
 
@@ -85,7 +81,7 @@ export const getRoute = scopedRoute('reservations:read', {
   request: { params: ReservationId },
   responses: {
     200: { description: 'The reservation', content: { 'application/json': { schema: dataEnvelope(ReservationWire) } } },
-    ...errorResponses(BAD_ID, 401, 403, NO_RESERVATION, 429),
+    ...errorResponses(BAD_ID, NO_RESERVATION),
   },
 });
 
@@ -107,12 +103,8 @@ export const patchRoute = scopedRoute('reservations:write', {
     200: { description: 'The updated reservation', content: { 'application/json': { schema: dataEnvelope(ReservationWire) } } },
     ...errorResponses(
       [400, `VALIDATION_ERROR: a bad or unknown field, an empty change, ${BAD_ID_REASON} (details.fields), or a malformed JSON body`],
-      401,
-      403,
       NO_RESERVATION,
       [409, 'BOOKING_NOT_MODIFIABLE (details.status: cancelled, past check-in...), or BOOKING_CHANGED: read it and retry'],
-      413,
-      429,
     ),
   },
 });
@@ -138,17 +130,12 @@ export const cancelRoute = scopedRoute('reservations:write', {
     200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelledWire) } } },
     ...errorResponses(
       [400, `VALIDATION_ERROR: a room_ids entry that is not a room of this reservation or is repeated, ${BAD_ID_REASON}, a malformed body or Idempotency-Key (details.fields)`],
-      401,
-      403,
       NO_RESERVATION,
       [
         409,
         'BOOKING_ALREADY_CANCELLED (the reservation, or a room named), BOOKING_NOT_CANCELLABLE (a room checked in, checked ' +
           `out, no-show or failed; details.booking_id, details.status), BOOKING_CHANGED, ${IDEMPOTENCY_409}`,
       ],
-      413,
-      415,
-      429,
       [502, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the room it failed on is unchanged'],
     ),
   },
@@ -165,11 +152,8 @@ export const cancelRoomRoute = scopedRoute('reservations:write', {
     200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelledWire) } } },
     ...errorResponses(
       [400, `VALIDATION_ERROR: ${BAD_ID_REASON}, or a bad Idempotency-Key (details.fields)`],
-      401,
-      403,
       [404, "NOT_FOUND: no reservation of this channel has this id, or the booking is not one of its rooms"],
       [409, `BOOKING_ALREADY_CANCELLED, BOOKING_NOT_CANCELLABLE (details.status), BOOKING_CHANGED, ${IDEMPOTENCY_409}`],
-      429,
       [502, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the room is unchanged'],
     ),
   },

@@ -104,7 +104,7 @@ const batchRoute = scopedRoute('search:availability', {
       description: 'One result per item, in order',
       content: { 'application/json': { schema: z.object({ data: z.array(BatchRatesResultWire), meta: Meta }) } },
     },
-    ...errorResponses(400, 401, 403, 429, 502),
+    ...errorResponses(400, 502),
   },
 });
 

@@ -23,7 +23,7 @@ export const multiRoute = scopedRoute('search:availability', {
         },
       },
     },
-    ...errorResponses(400, 401, 403, 429, 502),
+    ...errorResponses(400, 502),
   },
 });
 
@@ -47,7 +47,7 @@ export const singleRoute = scopedRoute('search:availability', {
   },
   responses: {
     200: { description: 'Rates by room type', content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } } },
-    ...errorResponses(400, 401, 403, 404, 429, 502),
+    ...errorResponses(400, 404, 502),
   },
 });
 
@@ -68,7 +68,7 @@ export const ratesRoute = scopedRoute('search:availability', {
   },
   responses: {
     200: { description: 'Rates by room type', content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } } },
-    ...errorResponses(400, 401, 403, 404, 429, 502),
+    ...errorResponses(400, 404, 502),
   },
 });
 
@@ -83,6 +83,6 @@ export const priceCheckRoute = scopedRoute('search:availability', {
   request: { query: z.object({ token: z.string().min(1).max(4096).openapi({ description: 'A price_check_token' }) }) },
   responses: {
     200: { description: 'The verified offer', content: { 'application/json': { schema: z.object({ data: PriceCheckWire, meta: Meta }) } } },
-    ...errorResponses(400, 401, 403, 410, 429, 502),
+    ...errorResponses(400, 410, 502),
   },
 });

@@ -44,11 +44,7 @@ export const createRoute = scopedRoute(SCOPE, {
     },
     ...errorResponses(
       [400, 'VALIDATION_ERROR: a bad field (details.fields), a URL the environment refuses, or a malformed JSON body'],
-      401,
-      403,
       [409, `WEBHOOK_LIMIT_REACHED: at most ${MAX_WEBHOOKS_PER_CHANNEL} webhooks per channel`],
-      413,
-      429,
     ),
   },
 });
@@ -60,7 +56,6 @@ export const listRoute = scopedRoute(SCOPE, {
   summary: "The channel's webhooks, oldest first",
   responses: {
     200: { description: 'Every webhook of the channel (never the secret)', content: json(dataEnvelope(z.array(WebhookWire))) },
-    ...errorResponses(401, 403, 429),
   },
 });
 
@@ -72,7 +67,7 @@ export const getRoute = scopedRoute(SCOPE, {
   request: { params: WebhookId },
   responses: {
     200: { description: 'The webhook', content: json(dataEnvelope(WebhookWire)) },
-    ...errorResponses(BAD_ID, 401, 403, NO_WEBHOOK, 429),
+    ...errorResponses(BAD_ID, NO_WEBHOOK),
   },
 });
 
@@ -87,11 +82,7 @@ export const patchRoute = scopedRoute(SCOPE, {
     200: { description: 'The updated webhook', content: json(dataEnvelope(WebhookWire)) },
     ...errorResponses(
       [400, 'VALIDATION_ERROR: a bad field or id (details.fields), a URL the environment refuses, or a malformed JSON body'],
-      401,
-      403,
       NO_WEBHOOK,
-      413,
-      429,
     ),
   },
 });
@@ -105,7 +96,7 @@ export const deleteRoute = scopedRoute(SCOPE, {
   request: { params: WebhookId },
   responses: {
     204: { description: 'Deleted' },
-    ...errorResponses(BAD_ID, 401, 403, NO_WEBHOOK, 429),
+    ...errorResponses(BAD_ID, NO_WEBHOOK),
   },
 });
 
@@ -120,7 +111,7 @@ export const pingRoute = scopedRoute(SCOPE, {
   request: { params: WebhookId },
   responses: {
     200: { description: 'The ping delivery with its attempt', content: json(dataEnvelope(DeliveryWire)) },
-    ...errorResponses(BAD_ID, 401, 403, NO_WEBHOOK, 429),
+    ...errorResponses(BAD_ID, NO_WEBHOOK),
   },
 });
 
@@ -136,7 +127,7 @@ export const deliveriesRoute = scopedRoute(DELIVERY_SCOPES, {
       description: 'A page of deliveries',
       content: json(z.object({ data: z.array(DeliveryWire), pagination: Pagination, meta: Meta })),
     },
-    ...errorResponses([400, 'VALIDATION_ERROR: a bad id or query parameter (details.fields)'], 401, 403, NO_WEBHOOK, 429),
+    ...errorResponses([400, 'VALIDATION_ERROR: a bad id or query parameter (details.fields)'], NO_WEBHOOK),
   },
 });
 
@@ -149,7 +140,7 @@ export const deliveryRoute = scopedRoute(DELIVERY_SCOPES, {
   request: { params: DeliveryId },
   responses: {
     200: { description: 'The delivery', content: json(dataEnvelope(DeliveryWire)) },
-    ...errorResponses(BAD_ID, 401, 403, NO_DELIVERY, 429),
+    ...errorResponses(BAD_ID, NO_DELIVERY),
   },
 });
 
@@ -167,11 +158,8 @@ export const replayRoute = scopedRoute(DELIVERY_SCOPES, {
     202: { description: 'The delivery, pending again', content: json(dataEnvelope(DeliveryWire)) },
     ...errorResponses(
       BAD_ID,
-      401,
-      403,
       NO_DELIVERY,
       [409, 'DELIVERY_PENDING (details.next_attempt_at), DELIVERY_HELD or WEBHOOK_DISABLED'],
-      429,
     ),
   },
 });
