@@ -1,9 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import {
-  chooseVoucherFormat,
   getVoucher,
   sendVoucher,
-  VOUCHER_HTML_CSP,
   VOUCHER_MAILS_PER_CHANNEL_DAY,
   VOUCHER_MAILS_PER_CHANNEL_HOUR,
   VOUCHER_MAILS_PER_HOUR,
@@ -13,6 +11,7 @@ import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { scopedRoute } from '../routing.js';
 import { idempotency, idempotencyHeader } from '../idempotency.js';
+import { chooseVoucherFormat, VOUCHER_HTML_CSP } from './voucherFormat.js';
 import { BAD_ID_REASON as BAD_ID, NO_RESERVATION, ReservationId } from './reservations/params.js';
 
 /**

@@ -1,15 +1,16 @@
 import { z } from 'zod';
 import {
   sendVoucher,
-  voucherLinks,
+  voucherBooking,
   voucherRules,
   VOUCHER_FORMATS,
   VOUCHER_MAILS_PER_CHANNEL_DAY,
   VOUCHER_MAILS_PER_CHANNEL_HOUR,
   VOUCHER_MAILS_PER_HOUR,
   type VoucherDelivery,
-  type VoucherLinks,
+  type VoucherBooking,
 } from '../services/vouchers/index.js';
+import { voucherPaths } from '../../rest-adapters/v1/voucherFormat.js';
 import { builder } from './builder.js';
 import { orNull } from './orNull.js';
 
@@ -23,15 +24,15 @@ const VoucherFormat = builder.enumType('VoucherFormat', {
   values: VOUCHER_FORMATS,
 });
 
-const VoucherRef = builder.objectRef<VoucherLinks>('Voucher').implement({
+const VoucherRef = builder.objectRef<VoucherBooking>('Voucher').implement({
   description:
     "Where a booking's voucher is. The URLs are relative to the service (like v2's links): fetch them with the same " +
     'credential (voucher:read). The voucher covers every room of the reservation the booking belongs to',
   fields: (t) => ({
     bookingId: t.exposeID('bookingId'),
     reservationId: t.exposeID('reservationId', { description: 'The id of the reservation (its first room)' }),
-    pdfUrl: t.exposeString('pdfUrl', { description: '/channel/v1/reservations/{id}/voucher?format=pdf' }),
-    htmlUrl: t.exposeString('htmlUrl', { description: '/channel/v1/reservations/{id}/voucher?format=html' }),
+    pdfUrl: t.string({ description: '/channel/v1/reservations/{id}/voucher?format=pdf', resolve: (v) => voucherPaths(v.bookingId).pdf }),
+    htmlUrl: t.string({ description: '/channel/v1/reservations/{id}/voucher?format=html', resolve: (v) => voucherPaths(v.bookingId).html }),
   }),
 });
 
@@ -68,7 +69,7 @@ builder.queryField('voucher', (t) =>
     authScopes: { scope: 'voucher:read' },
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id: voucherId }) },
-    resolve: (_root, args, ctx) => orNull(voucherLinks(ctx, String(args.id))),
+    resolve: (_root, args, ctx) => orNull(voucherBooking(ctx, String(args.id))),
   }),
 );
 

@@ -18,8 +18,6 @@ import {
   toWinAnsi,
   renderVoucherPdf,
   anyRecipientAllowed,
-  chooseVoucherFormat,
-  VOUCHER_HTML_CSP,
   VOUCHER_MAILS_PER_CHANNEL_DAY,
   VOUCHER_MAILS_PER_CHANNEL_HOUR,
   VOUCHER_MAILS_PER_HOUR,
@@ -27,6 +25,7 @@ import {
   voucherMailLimits,
   voucherOf,
 } from '../../src/services/vouchers/index.js';
+import { chooseVoucherFormat, VOUCHER_HTML_CSP } from '../../rest-adapters/v1/voucherFormat.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { channelState } from '../helpers/bookingInvariants.js';
 import { day, v1 } from '../helpers/flow.js';

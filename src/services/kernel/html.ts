@@ -1,6 +1,6 @@
 /**
  * HTML text: the one escaping helper of the service's HTML pages (the voucher page in
- * voucherHtml.ts, the API docs page in rest-adapters/docs.ts).
+ * services/vouchers/html.ts, the API docs page in rest-adapters/docs.ts).
  */
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

@@ -1,5 +1,6 @@
 import { escapeHtml } from '../kernel/index.js';
-import { voucherFooter, voucherSections, type Voucher, type VoucherSection } from './vouchers.js';
+import { voucherFooter, voucherSections, type VoucherSection } from './layout.js';
+import type { Voucher } from './model.js';
 
 /**
  * The voucher as one self-contained HTML page: an inline <style>, no script, no external

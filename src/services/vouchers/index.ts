@@ -1,21 +1,25 @@
-/** The public face of vouchers: what other modules may use. */
+/**
+ * The public face of vouchers: the model (model.ts), the layout both formats draw (layout.ts),
+ * rendering (html.ts, pdf.ts), e-mail (mail.ts) and the voucher services (vouchers.ts). Other
+ * modules import only this file.
+ */
+export { VoucherNotAcceptableError } from './errors.js';
 export { MAIL_OUTBOX_PURGE_EVERY_MS, purgeMailOutbox, smtpTransportOptions } from './mail.js';
+export { voucherOf } from './model.js';
 export { renderVoucherPdf, toWinAnsi } from './pdf.js';
 export {
   VOUCHER_FORMATS,
-  VOUCHER_HTML_CSP,
   VOUCHER_MAILS_PER_CHANNEL_DAY,
   VOUCHER_MAILS_PER_CHANNEL_HOUR,
   VOUCHER_MAILS_PER_HOUR,
   anyRecipientAllowed,
-  chooseVoucherFormat,
   getVoucher,
   sendVoucher,
-  voucherLinks,
+  voucherBooking,
   voucherMailLimiters,
   voucherMailLimits,
-  voucherOf,
   voucherRules,
+  type VoucherBooking,
   type VoucherDelivery,
-  type VoucherLinks,
+  type VoucherFormat,
 } from './vouchers.js';

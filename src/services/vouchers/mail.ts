@@ -3,7 +3,8 @@ import { mkdir, readdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { AppDeps } from '../../context.js';
-import { AppError, isLoopback } from '../kernel/index.js';
+import { isLoopback } from '../kernel/index.js';
+import { MailDeliveryError, MessageTooLargeError } from './errors.js';
 
 /**
  * Outgoing e-mail (voucher e-mails), through a pluggable transport:
@@ -51,22 +52,6 @@ export interface MailTransport {
   readonly kind: 'smtp' | 'file';
   /** Delivers a built message; resolves once the relay accepted it or the file is written. */
   deliver(raw: Buffer, envelope: { from: string; to: string }, messageId: string, at: Date): Promise<string | null>;
-}
-
-/** 502: the SMTP server refused the message or could not be reached. Nothing was sent. */
-export class MailDeliveryError extends AppError {
-  constructor() {
-    super(502, 'MAIL_DELIVERY_FAILED', 'The mail server did not accept the message; nothing was sent. Retry later');
-  }
-}
-
-/** 422: the message would be larger than MAX_MESSAGE_BYTES. */
-export class MessageTooLargeError extends AppError {
-  constructor(bytes: number) {
-    super(422, 'MESSAGE_TOO_LARGE', `The message would be ${bytes} bytes; at most ${MAX_MESSAGE_BYTES} are sent`, {
-      limit_bytes: MAX_MESSAGE_BYTES,
-    });
-  }
 }
 
 /**
@@ -235,7 +220,7 @@ export async function sendMail(deps: AppDeps, message: MailMessage): Promise<Sen
     })),
   });
   const raw = built.message as Buffer;
-  if (raw.length > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(raw.length);
+  if (raw.length > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(raw.length, MAX_MESSAGE_BYTES);
   const transport = mailTransport(deps);
   const file = await transport.deliver(raw, { from, to: message.to }, messageId, sentAt);
   return { messageId, to: message.to, sentAt, transport: transport.kind, file, bytes: raw.length };

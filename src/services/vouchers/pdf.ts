@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import PDFDocument from 'pdfkit';
-import { voucherFooter, voucherSections, type Voucher } from './vouchers.js';
+import { voucherFooter, voucherSections } from './layout.js';
+import type { Voucher } from './model.js';
 
 /**
  * The voucher as an A4 PDF (pdfkit, pure JavaScript), drawn from the same model as the HTML.
