@@ -3,6 +3,8 @@ import type { Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
 import { documentCost } from './cost.js';
 import { rateLimitHeaders, type RateDecision } from '../services/access/index.js';
+import { RateLimitError } from '../services/kernel/index.js';
+import { errorExtensions } from './errors.js';
 
 /**
  * The channel rate limit of GraphQL (the REST side is rest-adapters/rateLimit.ts): an operation
@@ -40,19 +42,19 @@ function rateLimitExtension({ cost, decision }: Charge) {
  * The refusal of an operation. With `http`, Yoga makes the response a 429 with Retry-After (and
  * leaves `extensions.http` out of the body); graphql-ws has no status to set.
  */
-function rateLimitError({ cost, decision }: Charge, http: boolean): GraphQLError {
+function rateLimitError(charged: Charge, http: boolean): GraphQLError {
+  const refusal = rateLimitRefusal(charged);
+  return new GraphQLError(refusal.message, { extensions: errorExtensions(refusal, http && {}) });
+}
+
+/** The kernel error of a refused charge: RATE_LIMIT_EXCEEDED with retry_after, cost and limit, and Retry-After. */
+function rateLimitRefusal({ cost, decision }: Charge): RateLimitError {
   const retryAfter = decision.resetSeconds;
   const message =
     cost > decision.limit
       ? `This operation costs ${cost} points, more than this channel's limit of ${decision.limit} per window; ask for fewer items`
       : `Rate limit exceeded: this operation costs ${cost} points and ${decision.remaining} are left; retry in ${retryAfter} s`;
-  return new GraphQLError(message, {
-    extensions: {
-      code: 'RATE_LIMIT_EXCEEDED',
-      details: { retry_after: retryAfter, cost, limit: decision.limit },
-      ...(http && { http: { status: 429, headers: { 'Retry-After': String(retryAfter) } } }),
-    },
-  });
+  return new RateLimitError(retryAfter, message, { cost, limit: decision.limit });
 }
 
 function withExtension<T extends ExecutionResult>(result: T, charged: Charge): T {
@@ -120,9 +122,10 @@ export function useRateLimit(): Plugin {
       let answer = response;
       if (late && !late.decision.allowed) {
         const { message, extensions } = rateLimitError(late, false).toJSON();
+        const refusal = rateLimitRefusal(late);
         answer = Response.json(
           { errors: [{ message, extensions }], extensions: { rateLimit: rateLimitExtension(late) } },
-          { status: 429, headers: { 'Retry-After': String(late.decision.resetSeconds) } },
+          { status: refusal.status, headers: refusal.headers },
         );
         setResponse(answer);
       }

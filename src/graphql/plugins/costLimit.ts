@@ -1,6 +1,8 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { BadRequestError } from '../../services/kernel/index.js';
 import { documentCost } from '../cost.js';
+import { errorExtensions } from '../errors.js';
 import { LIMIT_CODES, LIMIT_MESSAGES } from './limits.js';
 
 /**
@@ -20,9 +22,10 @@ export function costLimit(limit: number): Plugin {
         const operationName = typeof params?.operationName === 'string' ? params.operationName : undefined;
         const cost = documentCost(documentAST, variables, { schema: validatedSchema, operationName });
         if (cost > limit) {
-          throw new GraphQLError(LIMIT_MESSAGES.cost(limit, cost), {
+          const refusal = new BadRequestError(LIMIT_CODES.cost, LIMIT_MESSAGES.cost(limit, cost), { limit, found: cost });
+          throw new GraphQLError(refusal.message, {
             // As Yoga marks validation errors: 400 with application/graphql-response+json.
-            extensions: { code: LIMIT_CODES.cost, details: { limit, found: cost }, http: { spec: true, status: 400 } },
+            extensions: errorExtensions(refusal, { spec: true }),
           });
         }
       };

@@ -1,5 +1,7 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { ForbiddenError } from '../../services/kernel/index.js';
+import { errorExtensions } from '../errors.js';
 
 /**
  * Yoga's CSRF prevention: a request must be one a browser preflights: a content type other than
@@ -17,10 +19,11 @@ export function csrfPrevention(): Plugin {
       try {
         return inner.onRequestParse!(payload);
       } catch {
-        throw createGraphQLError(
+        const refusal = new ForbiddenError(
           'This request could be sent by any web page (no preflight): send it with content-type application/json, or with an X-GraphQL-Yoga-CSRF header',
-          { extensions: { code: 'CSRF_PREVENTION', http: { status: 403 } } },
+          'CSRF_PREVENTION',
         );
+        throw createGraphQLError(refusal.message, { extensions: errorExtensions(refusal) });
       }
     },
   };

@@ -1,4 +1,8 @@
 import { createGraphQLError, isAsyncIterable, isPromise, processRegularResult, type Plugin } from 'graphql-yoga';
+import { BadRequestError, NotAcceptableError, UnsupportedMediaTypeError, type AppError } from '../../services/kernel/index.js';
+import { errorExtensions } from '../errors.js';
+
+const graphQLError = (error: AppError) => createGraphQLError(error.message, { extensions: errorExtensions(error) });
 
 const JSON_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'] as const;
 
@@ -31,18 +35,18 @@ function acceptedJsonType(request: Request): (typeof JSON_MEDIA_TYPES)[number] |
  */
 export function httpRequestErrors(): Plugin {
   const malformed = () =>
-    createGraphQLError('The `variables` and `extensions` parameters must be JSON objects', {
-      extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
-    });
+    graphQLError(new BadRequestError('BAD_REQUEST', 'The `variables` and `extensions` parameters must be JSON objects'));
   return {
     onRequestParse({ request, requestParser, setRequestParser }) {
       if (!requestParser) {
         // Thrown when Yoga parses, after its method check (405 for a method it does not serve).
         setRequestParser(() => {
           const type = request.headers.get('content-type');
-          throw createGraphQLError(
-            `${type ? `The media type ${type.split(';')[0]!.trim()} is not supported` : 'The request has no content type'}: send a POST as application/json (or a GET with query parameters)`,
-            { extensions: { code: 'UNSUPPORTED_MEDIA_TYPE', http: { status: 415 } } },
+          throw graphQLError(
+            new UnsupportedMediaTypeError(
+              'application/json',
+              `${type ? `The media type ${type.split(';')[0]!.trim()} is not supported` : 'The request has no content type'}: send a POST as application/json (or a GET with query parameters)`,
+            ),
           );
         });
         return;
@@ -69,9 +73,9 @@ export function httpRequestErrors(): Plugin {
       if (isAsyncIterable(result)) void result[Symbol.asyncIterator]().return?.();
       setResult({
         errors: [
-          createGraphQLError('A subscription is answered as an event stream: send Accept: text/event-stream, or subscribe over graphql-ws', {
-            extensions: { code: 'NOT_ACCEPTABLE', http: { status: 406 } },
-          }),
+          graphQLError(
+            new NotAcceptableError('NOT_ACCEPTABLE', 'A subscription is answered as an event stream: send Accept: text/event-stream, or subscribe over graphql-ws'),
+          ),
         ],
       });
       setResultProcessor(processRegularResult, type);

@@ -5,6 +5,8 @@ import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operation
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { Config } from '../../config.js';
 import { schema } from '../../schema/index.js';
+import { BadRequestError } from '../../services/kernel/index.js';
+import { errorExtensions } from '../errors.js';
 
 /**
  * GRAPHQL_PERSISTED_OPERATIONS_FILE and GRAPHQL_PERSISTED_ONLY: Yoga's plugin for HTTP (none
@@ -38,19 +40,16 @@ export function persistedOperations(settings: Config['graphql']): {
   };
 }
 
+const refusal = (code: string, message: string) => {
+  const error = new BadRequestError(code, message);
+  return createGraphQLError(error.message, { extensions: errorExtensions(error) });
+};
+
 const persistedErrors = {
-  notFound: () =>
-    createGraphQLError('No persisted operation has this hash', {
-      extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 400 } },
-    }),
+  notFound: () => refusal('PERSISTED_QUERY_NOT_FOUND', 'No persisted operation has this hash'),
   only: () =>
-    createGraphQLError('This server runs only persisted operations: send extensions.persistedQuery.sha256Hash instead of a query', {
-      extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } },
-    }),
-  missing: () =>
-    createGraphQLError('Send a query, or the hash of a persisted operation in extensions.persistedQuery.sha256Hash', {
-      extensions: { code: 'QUERY_REQUIRED', http: { status: 400 } },
-    }),
+    refusal('PERSISTED_QUERY_ONLY', 'This server runs only persisted operations: send extensions.persistedQuery.sha256Hash instead of a query'),
+  missing: () => refusal('QUERY_REQUIRED', 'Send a query, or the hash of a persisted operation in extensions.persistedQuery.sha256Hash'),
 };
 
 /** The Apollo convention Yoga's plugin reads: extensions.persistedQuery = { version: 1, sha256Hash }. */

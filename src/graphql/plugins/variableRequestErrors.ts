@@ -1,5 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { BadRequestError } from '../../services/kernel/index.js';
+import { errorExtensions } from '../errors.js';
 
 /**
  * Request errors graphql-js reports while starting an execution (execute or subscribe returns
@@ -17,7 +19,8 @@ export function variableRequestErrors(): Plugin {
     // An error with a path is a resolver's (a subscription's source refused: UNAUTHORIZED, ...): maskError decides it.
     if (error.path !== undefined) return error;
     const code = error.extensions?.code ?? (error.message.startsWith('Variable "$') ? 'BAD_USER_INPUT' : 'BAD_REQUEST');
-    return new GraphQLError(error.message, { nodes: error.nodes, extensions: { ...error.extensions, code, http: { spec: true, status: 400 } } });
+    const refusal = new BadRequestError(code as string, error.message);
+    return new GraphQLError(error.message, { nodes: error.nodes, extensions: { ...error.extensions, ...errorExtensions(refusal, { spec: true }) } });
   };
   const mark = <T>(result: T): T => {
     if (!result || typeof result !== 'object' || isAsyncIterable(result)) return result;

@@ -120,8 +120,25 @@ export class PayloadTooLargeError extends AppError {
 }
 
 export class UnsupportedMediaTypeError extends AppError {
-  constructor(expected: string) {
-    super(415, 'UNSUPPORTED_MEDIA_TYPE', `The request body must be ${expected}`);
+  constructor(expected: string, message = `The request body must be ${expected}`) {
+    super(415, 'UNSUPPORTED_MEDIA_TYPE', message);
+  }
+}
+
+/**
+ * A request the protocol refuses before any domain rule, with a code of its own (GraphQL: a
+ * malformed parameter or variable, a persisted operation missing, a cost over the limit).
+ */
+export class BadRequestError extends AppError {
+  constructor(code: string, message: string, details: ErrorDetails = null) {
+    super(400, code, message, details);
+  }
+}
+
+/** No media type the Accept header allows can carry the answer (GraphQL: a subscription asked for as JSON). */
+export class NotAcceptableError extends AppError {
+  constructor(code: string, message: string, details: ErrorDetails = null) {
+    super(406, code, message, details);
   }
 }
 

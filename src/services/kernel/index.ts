@@ -8,6 +8,7 @@ export { EnvironmentMismatchError, checkEnvironment, claimEnvironment, type Envi
 export {
   AppError,
   ConfigError,
+  BadRequestError,
   ConflictError,
   ForbiddenError,
   HttpsRequiredError,
@@ -17,6 +18,7 @@ export {
   IpNotAllowedError,
   MethodNotAllowedError,
   NotFoundError,
+  NotAcceptableError,
   NotImplementedError,
   PayloadTooLargeError,
   RateLimitError,
