@@ -2,15 +2,15 @@ import { z } from 'zod';
 import {
   BATCH_RATES_MAX_ITEMS,
   batchRates,
-  itemFieldNames,
   readBatchItems,
   type BatchRatesItemInput,
   type BatchRatesResult,
 } from '../services/search/batchRates.js';
 import type { FieldIssue } from '../services/kernel/index.js';
 import { BATCH_EXTENSION, type BatchExtension } from '../services/access/index.js';
-import { parseOccupancies, searchRules, type FieldNames } from '../services/search/search.js';
+import { parseOccupancies, searchRules } from '../services/search/search.js';
 import { builder } from './builder.js';
+import { graphqlNames, STAY_FIELDS } from './errors.js';
 import { Currency, PropertyOffersRef } from './search.js';
 
 /**
@@ -22,19 +22,6 @@ import { Currency, PropertyOffersRef } from './search.js';
  */
 
 const r = searchRules;
-
-/** Cross-field errors of an item name its input fields: `input.items.3.checkin`. */
-const CAMEL_NAMES: FieldNames = {
-  checkin: 'checkin',
-  checkout: 'checkout',
-  adults: 'adults',
-  occupancy: 'occupancy',
-  children: 'children',
-  childrenAges: 'childrenAges',
-  rooms: 'rooms',
-  priceMin: 'priceMin',
-  priceMax: 'priceMax',
-};
 
 /** The rules of one item (REST's BatchRatesItem in camelCase); GraphQL gives null for what is absent. */
 const itemSchema: z.ZodType<BatchRatesItemInput> = z
@@ -150,7 +137,8 @@ builder.queryFields((t) => ({
     extensions: { [BATCH_EXTENSION]: { items: 'input.items', max: BATCH_RATES_MAX_ITEMS } satisfies BatchExtension },
     resolve: (_root, { input }, ctx) => {
       const items = readBatchItems(input.items, itemSchema, { fieldPrefix: (i) => `input.items.${i}`, propertyIdKey: 'propertyId' });
-      return batchRates(ctx, { currency: input.currency ?? undefined, items }, (i) => itemFieldNames(CAMEL_NAMES, `input.items.${i}`));
+      // Cross-field errors of an item name its input fields: `input.items.3.checkin`.
+      return batchRates(ctx, { currency: input.currency ?? undefined, items }, (i) => graphqlNames(`input.items.${i}`, STAY_FIELDS));
     },
   }),
 }));

@@ -25,6 +25,7 @@ import {
 import type { AppError } from '../services/kernel/index.js';
 import { InsufficientBalanceError } from '../services/bookings/ledger.js';
 import { builder } from './builder.js';
+import { graphqlNames } from './errors.js';
 import { orNull } from './orNull.js';
 import { CancellationPolicyType } from './properties.js';
 import { PaginationRef } from './search.js';
@@ -334,15 +335,10 @@ const updateArgs = z.object({
 });
 
 /** The party rule's refusals of createBooking name the GraphQL input fields. */
-const PARTY_NAMES: PartyNames = { guestsAdult: 'input.guestsAdult', guestsChild: 'input.guestsChild' };
+const PARTY_NAMES: PartyNames = graphqlNames('input', ['guestsAdult', 'guestsChild']);
 
 /** Cross-field errors of listBookings name the GraphQL arguments. */
-const FILTER_NAMES: FilterNames = {
-  checkinFrom: 'filter.checkinFrom',
-  checkinTo: 'filter.checkinTo',
-  createdFrom: 'filter.createdFrom',
-  createdTo: 'filter.createdTo',
-};
+const FILTER_NAMES: FilterNames = graphqlNames('filter', ['checkinFrom', 'checkinTo', 'createdFrom', 'createdTo']);
 
 
 // ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import { InsufficientBalanceError } from '../services/bookings/ledger.js';
 import { modifyBookingDates, ModificationNotAllowedError, modifyDatesRules, type DatesChange } from '../services/reservations/dateChanges.js';
 import { VISIBLE_STATUSES } from '../services/bookings/states.js';
 import { builder } from './builder.js';
+import { graphqlNames } from './errors.js';
 import { BookingRef, BookingStatus, DomainError } from './bookings.js';
 import { PolicyRef, PricingRef } from './search.js';
 
@@ -128,7 +129,7 @@ builder.mutationFields((t) => ({
         ctx,
         String(id),
         { checkin: input.checkin, checkout: input.checkout, preview: input.preview ?? false, saleAmount: input.saleAmount ?? undefined },
-        { checkin: 'input.checkin', checkout: 'input.checkout' },
+        graphqlNames('input', ['checkin', 'checkout']),
       ),
   }),
 }));

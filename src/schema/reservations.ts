@@ -10,7 +10,6 @@ import {
   PriceChangedError,
   SoldOutError,
 } from '../services/bookings/bookings.js';
-import { ValidationError, type FieldIssue } from '../services/kernel/index.js';
 import { InsufficientBalanceError } from '../services/bookings/ledger.js';
 import {
   cancelledTotals,
@@ -29,6 +28,7 @@ import {
 import type { Page } from '../services/search/search.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';
 import { builder } from './builder.js';
+import { withGraphQLFields } from './errors.js';
 import { BookingRef, BookingStatus } from './bookings.js';
 import { orNull } from './orNull.js';
 import { Currency, PaginationRef, PolicyRef } from './search.js';
@@ -362,24 +362,6 @@ const updateArgs = z.object({
 
 const cancelArgs = z.object({ id: rules.id, roomIds: optional(rules.roomIds) });
 
-/**
- * The service's field errors under the GraphQL names: `rooms.0.children_ages` of the input is
- * `input.rooms.0.childrenAges`, `check_in_to` of the filter `filter.checkInTo`.
- */
-async function graphqlNames<T>(prefix: string, promise: Promise<T>): Promise<T> {
-  try {
-    return await promise;
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error;
-    const { fields } = error.details as { fields: FieldIssue[] };
-    const camel = (name: string) => name.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
-    throw new ValidationError(
-      fields.map((f) => ({ field: [prefix, ...f.field.split('.').map(camel)].filter(Boolean).join('.'), reason: f.reason })),
-      error.message,
-    );
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Root fields
 
@@ -411,7 +393,7 @@ builder.queryFields((t) => ({
     },
     validate: { schema: listArgs },
     resolve: async (_root, { filter, page, perPage }, ctx) => {
-      const found = await graphqlNames(
+      const found = await withGraphQLFields(
         'filter',
         listReservations(ctx, {
           confirmationNumber: filter?.confirmationNumber ?? undefined,
@@ -447,7 +429,7 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, ctx) => {
       const input = args.input as z.infer<typeof createArgs>['input'];
-      return reservationView(await graphqlNames('input', createReservation(ctx, input)));
+      return reservationView(await withGraphQLFields('input', createReservation(ctx, input)));
     },
   }),
   updateReservation: t.field({
@@ -487,6 +469,6 @@ builder.mutationFields((t) => ({
       dataField: { name: 'cancellation' },
     },
     resolve: (_root, args, ctx) =>
-      graphqlNames('', cancelReservation(ctx, String(args.id), (args.roomIds as string[] | undefined | null) ?? undefined)),
+      withGraphQLFields('', cancelReservation(ctx, String(args.id), (args.roomIds as string[] | undefined | null) ?? undefined)),
   }),
 }));

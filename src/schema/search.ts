@@ -20,6 +20,7 @@ import {
 } from '../services/search/search.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';
 import { builder } from './builder.js';
+import { graphqlNames, STAY_FIELDS } from './errors.js';
 import { CancellationPolicyType, MealPlan, PropertyRef } from './properties.js';
 
 /** Availability search: the GraphQL twins of GET /search/availability[/{id}] and /search/rates. */
@@ -29,17 +30,7 @@ const SortBy = builder.enumType('SortBy', { values: SORTS });
 const PriceCheckStatus = builder.enumType('PriceCheckStatus', { values: ['matched', 'price_changed', 'sold_out'] as const });
 
 /** Errors across fields name the GraphQL input fields. */
-const NAMES: FieldNames = {
-  checkin: 'input.checkin',
-  checkout: 'input.checkout',
-  adults: 'input.adults',
-  occupancy: 'input.occupancy',
-  children: 'input.children',
-  childrenAges: 'input.childrenAges',
-  rooms: 'input.rooms',
-  priceMin: 'input.priceMin',
-  priceMax: 'input.priceMax',
-};
+const NAMES: FieldNames = graphqlNames('input', STAY_FIELDS);
 
 const RoomOccupancyRef = builder.objectRef<RoomOccupancy>('RoomOccupancy').implement({
   fields: (t) => ({ adults: t.exposeInt('adults'), childrenAges: t.exposeIntList('children_ages') }),

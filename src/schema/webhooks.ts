@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { BOOKING_EVENT_TYPES, type BookingEventType } from '../services/bookings/states.js';
-import { ValidationError } from '../services/kernel/index.js';
 import {
   createWebhook,
   deleteWebhook,
@@ -19,6 +18,7 @@ import {
 import type { Page } from '../services/search/search.js';
 import type { WebhookAttempt } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
+import { withGraphQLFields } from './errors.js';
 import { orNull } from './orNull.js';
 import { PaginationRef } from './search.js';
 
@@ -194,20 +194,7 @@ const deliveriesArgs = z.object({
 
 
 /** The service names the URL `url` (the REST member); here it is the argument `input.url`. */
-async function inputFields<T>(promise: Promise<T>): Promise<T> {
-  try {
-    return await promise;
-  } catch (error) {
-    if (error instanceof ValidationError) {
-      const fields = (error.details?.fields ?? []) as { field: string; reason: string }[];
-      throw new ValidationError(
-        fields.map((f) => ({ ...f, field: `input.${f.field}` })),
-        error.message,
-      );
-    }
-    throw error;
-  }
-}
+const inputFields = <T>(promise: Promise<T>): Promise<T> => withGraphQLFields('input', promise);
 
 // ---------------------------------------------------------------------------------------------
 // Root fields
