@@ -5,6 +5,7 @@ import './properties.js';
 import './search.js';
 import './batchRates.js';
 import './bookings.js';
+import './bookingErrors.js';
 import './reservations.js';
 import './modifyDates.js';
 import './vouchers.js';

@@ -5,7 +5,8 @@ import { modifyBookingDates, ModificationNotAllowedError, modifyDatesRules, type
 import { VISIBLE_STATUSES } from '../services/bookings/states.js';
 import { builder } from './builder.js';
 import { graphqlNames } from './errors.js';
-import { BookingRef, BookingStatus, DomainError } from './bookings.js';
+import { DomainError } from './bookingErrors.js';
+import { BookingRef, BookingStatus } from './bookings.js';
 import { PolicyRef, PricingRef } from './search.js';
 
 /**
