@@ -183,96 +183,22 @@ const envSchema = z.object({
   VOUCHER_MAILS_PER_CHANNEL_DAY: z.coerce.number().int().min(1).max(1_000_000).default(500),
 });
 
-export type Config = Readonly<{
-  port: number;
-  host: string;
-  env: 'sandbox' | 'production';
-  databaseUrl: string | undefined;
-  databaseSchema: string;
-  dataDir: string;
-  redisUrl: string | undefined;
-  upstreamUrl: string | undefined;
-  upstream: {
-    contentTimeoutMs: number;
-    searchTimeoutMs: number;
-    bookingTimeoutMs: number;
-    breakerThreshold: number;
-    breakerCooldownMs: number;
-    connections: number;
-  };
-  graphql: {
-    maxDepth: number;
-    maxAliases: number;
-    maxTokens: number;
-    maxDirectives: number;
-    maxCost: number;
-    introspection: boolean;
-    graphiql: boolean;
-    blockFieldSuggestions: boolean;
-    persistedOperationsFile: string | undefined;
-    persistedOnly: boolean;
-  };
-  contentCache: { size: number; ttlMs: number };
-  authCacheTtlMs: number;
-  bookings: { pendingDeadlineMinutes: number; syncIntervalMs: number };
-  events: { pollIntervalMs: number };
-  subscriptions: { maxPerChannel: number; maxPerConnection: number };
-  webhooks: {
-    timeoutMs: number;
-    retrySchedule: readonly number[];
-    concurrency: number;
-    allowHttp: boolean;
-    allowPrivateUrls: boolean;
-  };
-  simulator: { seed: number; size: number; volatility: number; port: number; host: string };
-  tokenSigningSecret: string | undefined;
-  trustedProxies: readonly string[];
-  adminToken: string | undefined;
-  adminAllowRemote: boolean;
-  adminUrl: string;
-  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
-  rateLimits: { windowSeconds: number; cacheTtlMs: number };
-  transport: {
-    requireHttps: boolean;
-    tls: { certFile: string; keyFile: string } | undefined;
-    corsOrigins: readonly string[];
-    requestTimeoutMs: number;
-    headersTimeoutMs: number;
-    receiveTimeoutMs: number;
-    keepAliveTimeoutMs: number;
-  };
-  bodyLimitBytes: number;
-  shutdownTimeoutMs: number;
-  mail: { smtpUrl: string | undefined; from: string };
-  vouchers: { pdfFont: string | undefined; mailsPerChannelHour: number; mailsPerChannelDay: number };
-}>;
 
-export { ConfigError };
-
-/** Parses the environment (process.env by default). Throws ConfigError naming every bad variable. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  // An empty variable means "unset", as in most shells' `VAR= cmd`.
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = envSchema.safeParse(present);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
-  }
-  const e = parsed.data;
+/** The configuration: the variables parsed, checked together, and shaped as the service reads them. */
+const configSchema = envSchema.transform((e, ctx) => {
+  // Rules across variables, once each variable is valid: the first one broken is reported.
+  const refuse = (path: string, message: string) => {
+    ctx.addIssue({ code: 'custom', path: [path], message });
+    return z.NEVER;
+  };
   if (e.GRAPHQL_PERSISTED_ONLY && !e.GRAPHQL_PERSISTED_OPERATIONS_FILE) {
-    throw new ConfigError(
-      'invalid configuration:\n  GRAPHQL_PERSISTED_ONLY: needs GRAPHQL_PERSISTED_OPERATIONS_FILE (the operations to allow)',
-    );
+    return refuse('GRAPHQL_PERSISTED_ONLY', 'needs GRAPHQL_PERSISTED_OPERATIONS_FILE (the operations to allow)');
   }
-  if (Boolean(e.TLS_CERT_FILE) !== Boolean(e.TLS_KEY_FILE)) {
-    throw new ConfigError('invalid configuration:\n  TLS_CERT_FILE, TLS_KEY_FILE: set both (or neither)');
-  }
+  if (Boolean(e.TLS_CERT_FILE) !== Boolean(e.TLS_KEY_FILE)) return refuse('TLS_CERT_FILE, TLS_KEY_FILE', 'set both (or neither)');
   if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
-    throw new ConfigError('invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS');
+    return refuse('HTTP_HEADERS_TIMEOUT_MS', 'must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }
-  if (e.SMTP_URL && !e.MAIL_FROM) {
-    throw new ConfigError('invalid configuration:\n  MAIL_FROM: needed with SMTP_URL (the sender address of voucher e-mails)');
-  }
+  if (e.SMTP_URL && !e.MAIL_FROM) return refuse('MAIL_FROM', 'needed with SMTP_URL (the sender address of voucher e-mails)');
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -349,6 +275,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       mailsPerChannelDay: e.VOUCHER_MAILS_PER_CHANNEL_DAY,
     },
   });
+});
+
+/** What loadConfig gives: the output of the one schema. */
+export type Config = z.output<typeof configSchema>;
+
+export { ConfigError };
+
+/** Parses the environment (process.env by default). Throws ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // An empty variable means "unset", as in most shells' `VAR= cmd`.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = configSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
 }
 
 function absolute(path: string): string {
