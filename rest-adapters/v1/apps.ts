@@ -62,7 +62,7 @@ export function toWire(a: AppView): z.infer<typeof AppWire> {
   };
 }
 
-const getMe = scopedRoute('channels:read', {
+const getMe = scopedRoute('app.read', {
   method: 'get',
   path: '/apps/me',
   tags: ['Channel'],
@@ -72,7 +72,7 @@ const getMe = scopedRoute('channels:read', {
   },
 });
 
-const putIpAllowList = scopedRoute('channels:write', {
+const putIpAllowList = scopedRoute('app.setIpAllowList', {
   method: 'put',
   path: '/apps/me/ip-allow-list',
   tags: ['Channel'],

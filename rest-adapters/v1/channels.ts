@@ -74,7 +74,7 @@ export function toWire(p: ChannelProfile): z.infer<typeof ChannelWire> {
   };
 }
 
-const getMe = scopedRoute('channels:read', {
+const getMe = scopedRoute('channel.read', {
   method: 'get',
   path: '/channels/me',
   tags: ['Channel'],
@@ -84,7 +84,7 @@ const getMe = scopedRoute('channels:read', {
   },
 });
 
-const putMe = scopedRoute('channels:write', {
+const putMe = scopedRoute('channel.update', {
   method: 'put',
   path: '/channels/me',
   tags: ['Channel'],

@@ -39,7 +39,7 @@ const ContentItem = PropertyWire.extend({
 }).openapi('ContentItem');
 
 function fileRoute(kind: 'catalog' | 'content') {
-  return scopedRoute('properties:read', {
+  return scopedRoute('content.files', {
     method: 'get',
     path: `/content/files/${kind}`,
     tags: ['Content'],

@@ -83,7 +83,7 @@ export function ratePlanToWire(p: RatePlan): z.infer<typeof RatePlanWire> {
 
 const PropertyPath = z.object({ id: idParam.openapi({ param: { name: 'id', in: 'path' }, type: 'integer', example: 1 }) });
 
-const listRoute = scopedRoute('properties:read', {
+const listRoute = scopedRoute('properties.list', {
   method: 'get',
   path: '/properties',
   tags: ['Content'],
@@ -95,7 +95,7 @@ const listRoute = scopedRoute('properties:read', {
   },
 });
 
-const detailRoute = scopedRoute('properties:read', {
+const detailRoute = scopedRoute('property.read', {
   method: 'get',
   path: '/properties/{id}',
   tags: ['Content'],
@@ -107,7 +107,7 @@ const detailRoute = scopedRoute('properties:read', {
   },
 });
 
-const roomTypesRoute = scopedRoute('roomtypes:read', {
+const roomTypesRoute = scopedRoute('property.roomTypes', {
   method: 'get',
   path: '/properties/{id}/roomtypes',
   tags: ['Content'],
@@ -119,7 +119,7 @@ const roomTypesRoute = scopedRoute('roomtypes:read', {
   },
 });
 
-const ratePlansRoute = scopedRoute('roomtypes:read', {
+const ratePlansRoute = scopedRoute('property.ratePlans', {
   method: 'get',
   path: '/properties/{id}/rateplans',
   tags: ['Content'],

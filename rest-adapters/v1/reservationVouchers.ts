@@ -47,7 +47,7 @@ const VoucherDeliveryWire = z
   })
   .openapi('VoucherDelivery');
 
-const getRoute = scopedRoute('voucher:read', {
+const getRoute = scopedRoute('voucher.read', {
   method: 'get',
   path: '/reservations/{id}/voucher',
   tags: ['Bookings'],
@@ -82,7 +82,7 @@ const getRoute = scopedRoute('voucher:read', {
   },
 });
 
-const sendRoute = scopedRoute('voucher:read', {
+const sendRoute = scopedRoute('voucher.send', {
   method: 'post',
   path: '/reservations/{id}/send-voucher',
   tags: ['Bookings'],

@@ -62,7 +62,7 @@ const RetrieveWire = z
   .openapi('V2Itinerary');
 
 const createRoute = v2ScopedRoute(
-  'reservations:write',
+  'itinerary.book',
   {
     method: 'post',
     path: '/bookings',
@@ -98,7 +98,7 @@ const createRoute = v2ScopedRoute(
   [idempotency()],
 );
 
-const retrieveRoute = v2ScopedRoute('reservations:read', {
+const retrieveRoute = v2ScopedRoute('itinerary.retrieve', {
   method: 'get',
   path: '/bookings/retrieve',
   tags: ['Booking flow'],
@@ -114,7 +114,7 @@ const retrieveRoute = v2ScopedRoute('reservations:read', {
 });
 
 const cancelRoute = v2ScopedRoute(
-  'reservations:write',
+  'itinerary.cancel',
   {
     method: 'put',
     path: '/bookings/cancel',

@@ -72,7 +72,7 @@ const PropertyPath = z.object({
   id: idParam.openapi({ param: { name: 'id', in: 'path' }, type: 'string', pattern: '^\\d{1,10}$', example: '1' }),
 });
 
-const listRoute = v2ScopedRoute('properties:read', {
+const listRoute = v2ScopedRoute('properties.list', {
   method: 'get',
   path: '/properties',
   tags: ['Content'],
@@ -84,7 +84,7 @@ const listRoute = v2ScopedRoute('properties:read', {
   },
 });
 
-const detailRoute = v2ScopedRoute('properties:read', {
+const detailRoute = v2ScopedRoute('property.read', {
   method: 'get',
   path: '/properties/{id}',
   tags: ['Content'],
@@ -96,7 +96,7 @@ const detailRoute = v2ScopedRoute('properties:read', {
   },
 });
 
-const roomTypesRoute = v2ScopedRoute('roomtypes:read', {
+const roomTypesRoute = v2ScopedRoute('property.roomTypes', {
   method: 'get',
   path: '/properties/{id}/roomtypes',
   tags: ['Content'],

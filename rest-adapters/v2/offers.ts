@@ -115,7 +115,7 @@ const AvailabilityQuery = z.object({
     .openapi({ default: 'ko-KR', description: 'Accepted; names are served in the catalog\'s language' }),
 });
 
-const availabilityRoute = v2ScopedRoute('search:availability', {
+const availabilityRoute = v2ScopedRoute('search.availability', {
   method: 'get',
   path: '/properties/availability',
   tags: ['Booking flow'],
@@ -135,7 +135,7 @@ const pathPart = (name: string) =>
     .max(64)
     .openapi({ param: { name, in: 'path' }, description: 'As in the price_check href; a path that differs from the token is 403' });
 
-const priceCheckRoute = v2ScopedRoute('search:availability', {
+const priceCheckRoute = v2ScopedRoute('search.priceCheck', {
   method: 'get',
   path: '/properties/{propertyId}/rooms/{roomId}/rates/{rateId}',
   tags: ['Booking flow'],

@@ -5,6 +5,7 @@ import {
   MAX_IP_ALLOW_LIST,
   replaceOwnIpAllowList,
   type AppView,
+  operationScopes,
 } from '../services/access/index.js';
 import { builder } from './builder.js';
 
@@ -56,7 +57,7 @@ builder.queryField('app', (t) =>
   t.field({
     type: AppRef,
     description: 'The app of the credential, with its IP allow list (REST: GET /channel/v1/apps/me)',
-    authScopes: { scope: 'channels:read' },
+    authScopes: operationScopes('app.read'),
     resolve: (_root, _args, ctx) => getOwnApp(ctx),
   }),
 );
@@ -67,7 +68,7 @@ builder.mutationField('setIpAllowList', (t) =>
     description:
       'Replaces the IP allow list of the app (REST: PUT /channel/v1/apps/me/ip-allow-list). A non-empty list without the ' +
       'address of this request is an IP_ALLOW_LIST_LOCKOUT error',
-    authScopes: { scope: 'channels:write' },
+    authScopes: operationScopes('app.setIpAllowList'),
     args: { input: t.arg({ type: SetIpAllowListInput, required: true }) },
     validate: { schema: setIpAllowListArgs },
     resolve: (_root, args, ctx) => {

@@ -7,7 +7,7 @@ import {
   type BatchRatesResult,
 } from '../services/search/batchRates.js';
 import type { FieldIssue } from '../services/kernel/index.js';
-import { BATCH_EXTENSION, type BatchExtension } from '../services/access/index.js';
+import { BATCH_EXTENSION, type BatchExtension, operationScopes } from '../services/access/index.js';
 import { parseOccupancies, searchRules } from '../services/search/search.js';
 import { builder } from './builder.js';
 import { graphqlNames, STAY_FIELDS } from './errors.js';
@@ -131,7 +131,7 @@ builder.queryFields((t) => ({
     description:
       'Rates of several properties, each with its own dates and party, in one provider round trip; one result per item, ' +
       'in order (REST: POST /channel/v1/search/rates/batch). Costs 1 rate-limit point per item.',
-    authScopes: { scope: 'search:availability' },
+    authScopes: operationScopes('search.batchRates'),
     args: { input: t.arg({ type: BatchRatesInputRef, required: true }) },
     validate: { schema: batchArgs },
     extensions: { [BATCH_EXTENSION]: { items: 'input.items', max: BATCH_RATES_MAX_ITEMS } satisfies BatchExtension },

@@ -28,6 +28,7 @@ import { graphqlNames } from './errors.js';
 import { orNull } from './orNull.js';
 import { CancellationPolicyType } from './properties.js';
 import { PaginationRef } from './search.js';
+import { operationScopes } from '../services/access/index.js';
 
 /**
  * Bookings: the GraphQL twins of the v1 booking routes (REST: /channel/v1/bookings...), over the
@@ -250,7 +251,7 @@ builder.queryFields((t) => ({
   bookings: t.field({
     type: BookingPageRef,
     description: "The channel's bookings, newest first (REST: GET /channel/v1/bookings)",
-    authScopes: { scope: 'reservations:read' },
+    authScopes: operationScopes('bookings.list'),
     args: {
       filter: t.arg({ type: BookingFilter }),
       page: t.arg.int({ required: true, defaultValue: 1 }),
@@ -277,7 +278,7 @@ builder.queryFields((t) => ({
     type: BookingRef,
     nullable: true,
     description: "One booking, or null when the channel has none with this id (REST: GET /channel/v1/bookings/{id})",
-    authScopes: { scope: 'reservations:read' },
+    authScopes: operationScopes('booking.read'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id: bookingId }) },
     resolve: (_root, args, ctx) => orNull(getBooking(ctx, String(args.id))),
@@ -289,7 +290,7 @@ builder.queryFields((t) => ({
       'What cancelling now would cost, without cancelling; null when the channel has no such booking ' +
       '(REST: GET /channel/v1/bookings/{id}/cancellation-fee). A booking that cannot be cancelled is a ' +
       'BOOKING_NOT_CANCELLABLE or BOOKING_ALREADY_CANCELLED error',
-    authScopes: { scope: 'reservations:read' },
+    authScopes: operationScopes('booking.cancellationQuote'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id: bookingId }) },
     resolve: (_root, args, ctx) => orNull(cancellationQuote(ctx, String(args.id))),
@@ -303,7 +304,7 @@ builder.mutationFields((t) => ({
       'Books the offer of a book token (REST: POST /channel/v1/bookings). In production the charge is paid from the ' +
       'balance. The booking is confirmed, or pending when the provider confirms later. A provider failure is a ' +
       'top-level UPSTREAM_ERROR; then, as after SoldOutError or PriceChangedError, nothing is booked or charged',
-    authScopes: { scope: 'reservations:write' },
+    authScopes: operationScopes('booking.create'),
     args: { input: t.arg({ type: CreateBookingInput, required: true }) },
     validate: { schema: createArgs },
     errors: {
@@ -319,7 +320,7 @@ builder.mutationFields((t) => ({
     description:
       'Changes booker and guest details (REST: PATCH /channel/v1/bookings/{id}); writes reservation.modified when ' +
       'something changed',
-    authScopes: { scope: 'reservations:write' },
+    authScopes: operationScopes('booking.update'),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateBookingInput, required: true }) },
     validate: { schema: updateArgs },
     errors: {
@@ -337,7 +338,7 @@ builder.mutationFields((t) => ({
       'In production the refund is credited to the balance once. A provider failure is a top-level UPSTREAM_ERROR ' +
       'and leaves the booking as it was; so is, in production, a provider that does not know the booking (it does not ' +
       'confirm the cancellation: extensions.details.reason provider_does_not_confirm_cancellation)',
-    authScopes: { scope: 'reservations:write' },
+    authScopes: operationScopes('booking.cancel'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id: bookingId }) },
     errors: {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { principalOf, CURRENCIES } from '../services/kernel/index.js';
 import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../services/channels/index.js';
 import { builder } from './builder.js';
+import { operationScopes } from '../services/access/index.js';
 
 const Tier = builder.enumType('ChannelTier', { values: ['sandbox', 'starter'] as const });
 
@@ -83,7 +84,7 @@ builder.queryField('channel', (t) =>
   t.field({
     type: Channel,
     description: 'The channel of the credential (REST: GET /channel/v1/channels/me)',
-    authScopes: { scope: 'channels:read' },
+    authScopes: operationScopes('channel.read'),
     resolve: (_root, _args, ctx) => getChannel(ctx.deps.db.prisma, principalOf(ctx).channelId),
   }),
 );
@@ -92,7 +93,7 @@ builder.mutationField('updateChannel', (t) =>
   t.field({
     type: Channel,
     description: 'Changes the channel profile and settlement account (REST: PUT /channel/v1/channels/me)',
-    authScopes: { scope: 'channels:write' },
+    authScopes: operationScopes('channel.update'),
     args: { input: t.arg({ type: UpdateChannelInput, required: true }) },
     validate: { schema: updateChannelArgs },
     resolve: (_root, args, ctx) =>

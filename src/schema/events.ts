@@ -6,7 +6,7 @@ import {
   UnauthorizedError,
 } from '../services/kernel/index.js';
 import type { RequestContext } from '../context.js';
-import { authenticate } from '../services/access/index.js';
+import { authenticate, operationScopes } from '../services/access/index.js';
 import { holding } from '../events/subscriptionSlots.js';
 import { fromBookingRecord } from '../services/bookings/bookings.js';
 import type { BookingEventMessage } from '../services/webhooks/index.js';
@@ -66,7 +66,7 @@ builder.subscriptionField('bookingEvents', (t) =>
       "The channel's booking events from now on; `types` narrows them (all when omitted or empty). " +
       'Ends with UNAUTHORIZED when the credential is revoked or expires. Refused with SUBSCRIPTION_LIMIT_EXCEEDED ' +
       '(details.limit) while the channel holds its limit of subscriptions (SUBSCRIPTIONS_MAX_PER_CHANNEL).',
-    authScopes: { scope: 'reservations:read' },
+    authScopes: operationScopes('bookingEvents.subscribe'),
     args: {
       types: t.arg({ type: [BookingEventTypeEnum], required: false }),
     },

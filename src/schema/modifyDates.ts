@@ -8,6 +8,7 @@ import { graphqlNames } from './errors.js';
 import { DomainError } from './bookingErrors.js';
 import { BookingRef, BookingStatus } from './bookings.js';
 import { PolicyRef, PricingRef } from './search.js';
+import { operationScopes } from '../services/access/index.js';
 
 /**
  * The GraphQL twin of POST /channel/v1/reservations/{id}/modify-dates: the same service, scope
@@ -116,7 +117,7 @@ builder.mutationFields((t) => ({
       'before its check-in day, cancellable free of charge and the only live room of its reservation (else multi_room: ' +
       'moving it alone would split the stay); a booking made for several rooms (one book token) changes as a whole. A provider ' +
       'failure is a top-level UPSTREAM_ERROR and changes nothing',
-    authScopes: { scope: 'reservations:write' },
+    authScopes: operationScopes('reservation.modifyDates'),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: ModifyBookingDatesInput, required: true }) },
     validate: { schema: modifyArgs },
     errors: {

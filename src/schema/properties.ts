@@ -4,6 +4,7 @@ import { ratePlansOf, type BedGroup, type Property, type RatePlan, type RoomType
 import { searchRules } from '../services/search/search.js';
 import { toProperty } from '../services/catalog/catalog.js';
 import { builder } from './builder.js';
+import { operationScopes } from '../services/access/index.js';
 
 /**
  * Property content. Room types and rate plans are fields of the property (scope roomtypes:read);
@@ -58,13 +59,13 @@ export const PropertyRef = builder.objectRef<Property>('Property').implement({
     roomTypes: t.field({
       type: [RoomTypeRef],
       description: 'REST: GET /channel/v1/properties/{id}/roomtypes',
-      authScopes: { scope: 'roomtypes:read' },
+      authScopes: operationScopes('property.roomTypes'),
       resolve: (p) => p.roomTypes,
     }),
     ratePlans: t.field({
       type: [RatePlanRef],
       description: 'REST: GET /channel/v1/properties/{id}/rateplans',
-      authScopes: { scope: 'roomtypes:read' },
+      authScopes: operationScopes('property.ratePlans'),
       args: { roomtypeId: t.arg.string() },
       resolve: (p, args) => ratePlansOf(p, args.roomtypeId ?? undefined),
     }),
@@ -94,7 +95,7 @@ builder.queryFields((t) => ({
     type: PropertyRef,
     nullable: true,
     description: 'One property, or null when there is none (REST: GET /channel/v1/properties/{id})',
-    authScopes: { scope: 'properties:read' },
+    authScopes: operationScopes('property.read'),
     args: { id: t.arg.int({ required: true }) },
     validate: { schema: z.object({ id: searchRules.propertyId }) },
     resolve: (_root, args, ctx) => ctx.loaders.property.load(args.id),
@@ -102,7 +103,7 @@ builder.queryFields((t) => ({
   properties: t.field({
     type: PropertyPage,
     description: 'Properties by id (at most 100, in the order given, unknown ids left out), or the catalog page by page',
-    authScopes: { scope: 'properties:read' },
+    authScopes: operationScopes('properties.list'),
     args: {
       ids: t.arg.intList(),
       first: t.arg.int({ description: '1 to 100, default 20' }),

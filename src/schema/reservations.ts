@@ -22,6 +22,7 @@ import { withGraphQLFields } from './errors.js';
 import { orNull } from './orNull.js';
 import { Currency } from './search.js';
 import { ReservationCancellationRef, ReservationPageRef, ReservationRef } from './reservationTypes.js';
+import { operationScopes } from '../services/access/index.js';
 
 /**
  * Reservations (spec §4.8): the GraphQL twins of /channel/v1/reservations, over the same services
@@ -213,7 +214,7 @@ builder.queryFields((t) => ({
     description:
       "One reservation by its id (or the booking id of any of its rooms), or null when the channel has none with this id " +
       '(REST: GET /channel/v1/reservations/{id})',
-    authScopes: { scope: 'reservations:read' },
+    authScopes: operationScopes('reservation.read'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id: rules.id }) },
     resolve: async (_root, args, ctx) => {
@@ -226,7 +227,7 @@ builder.queryFields((t) => ({
     description:
       "The channel's reservations, newest first (REST: GET /channel/v1/reservations). Every booking belongs to one: a v1 " +
       'booking is a reservation of one room, a v2 itinerary one too',
-    authScopes: { scope: 'reservations:read' },
+    authScopes: operationScopes('reservations.list'),
     args: {
       filter: t.arg({ type: ReservationFilter }),
       page: t.arg.int({ required: true, defaultValue: 1 }),
@@ -259,7 +260,7 @@ builder.mutationFields((t) => ({
       'or none; in production each is paid from the balance. A provider failure is a top-level UPSTREAM_ERROR; then, as ' +
       'after SoldOutError, PriceChangedError or InsufficientBalanceError, nothing is booked or charged. An unknown ' +
       'property, room type or rate plan is a top-level NOT_FOUND',
-    authScopes: { scope: 'reservations:write' },
+    authScopes: operationScopes('reservation.create'),
     args: { input: t.arg({ type: CreateReservationInput, required: true }) },
     validate: { schema: createArgs },
     errors: {
@@ -278,7 +279,7 @@ builder.mutationFields((t) => ({
     description:
       'Changes the guest, special requests or arrival time of every live room (REST: PATCH /channel/v1/reservations/{id}), ' +
       'all or nothing, by the rules of updateBooking; reservation.modified for each room that changed',
-    authScopes: { scope: 'reservations:write' },
+    authScopes: operationScopes('reservation.update'),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateReservationInput, required: true }) },
     validate: { schema: updateArgs },
     errors: {
@@ -300,7 +301,7 @@ builder.mutationFields((t) => ({
       'request (nothing cancelled). A provider failure (or, in production, a provider that does not know a room and so ' +
       'does not confirm its cancellation) is a top-level UPSTREAM_ERROR: rooms cancelled before it stay cancelled, and ' +
       'the same request cancels the rest',
-    authScopes: { scope: 'reservations:write' },
+    authScopes: operationScopes('reservation.cancel'),
     args: { id: t.arg.id({ required: true }), roomIds: t.arg.idList({ description: 'booking ids of the rooms to cancel; omitted: all' }) },
     validate: { schema: cancelArgs },
     errors: {

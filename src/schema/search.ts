@@ -22,6 +22,7 @@ import type { RoomOccupancy } from '../upstream/protocol.js';
 import { builder } from './builder.js';
 import { graphqlNames, STAY_FIELDS } from './errors.js';
 import { CancellationPolicyType, MealPlan, PropertyRef } from './properties.js';
+import { operationScopes } from '../services/access/index.js';
 
 /** Availability search: the GraphQL twins of GET /search/availability[/{id}] and /search/rates. */
 
@@ -264,7 +265,7 @@ builder.queryFields((t) => ({
   priceCheck: t.field({
     type: PriceCheckRef,
     description: 'Re-verifies a rate and issues a book token (REST: GET /channel/v1/search/price-check)',
-    authScopes: { scope: 'search:availability' },
+    authScopes: operationScopes('search.priceCheck'),
     args: { token: t.arg.string({ required: true }) },
     validate: { schema: z.object({ token: z.string().min(1).max(4096) }) },
     resolve: (_root, args, ctx) => priceCheck(ctx, args.token),
@@ -272,7 +273,7 @@ builder.queryFields((t) => ({
   availability: t.field({
     type: SearchResult,
     description: 'Availability and lowest prices of many properties (REST: GET /channel/v1/search/availability)',
-    authScopes: { scope: 'search:availability' },
+    authScopes: operationScopes('search.availability'),
     args: { input: t.arg({ type: AvailabilityInput, required: true }) },
     validate: { schema: availabilityArgs },
     resolve: (_root, { input }, ctx) => {
@@ -287,7 +288,7 @@ builder.queryFields((t) => ({
   propertyAvailability: t.field({
     type: PropertyOffersRef,
     description: 'Rates of one property with price-check tokens (REST: GET /channel/v1/search/availability/{propertyId})',
-    authScopes: { scope: 'search:availability' },
+    authScopes: operationScopes('search.propertyAvailability'),
     args: { input: t.arg({ type: PropertyAvailabilityInput, required: true }) },
     validate: { schema: propertyAvailabilityArgs },
     resolve: (_root, { input }, ctx) => propertyAvailability(ctx, defined(input), { names: NAMES, withTokens: true }),
@@ -295,7 +296,7 @@ builder.queryFields((t) => ({
   rates: t.field({
     type: PropertyOffersRef,
     description: 'Detailed rates of one property (REST: GET /channel/v1/search/rates)',
-    authScopes: { scope: 'search:availability' },
+    authScopes: operationScopes('search.rates'),
     args: { input: t.arg({ type: RatesInput, required: true }) },
     validate: { schema: ratesArgs },
     resolve: (_root, { input }, ctx) => searchRates(ctx, defined(input), NAMES),

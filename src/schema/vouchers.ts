@@ -13,6 +13,7 @@ import {
 import { voucherPaths } from '../../rest-adapters/v1/voucherFormat.js';
 import { builder } from './builder.js';
 import { orNull } from './orNull.js';
+import { operationScopes } from '../services/access/index.js';
 
 /**
  * Vouchers: the GraphQL twins of GET /channel/v1/reservations/{id}/voucher (where to fetch it)
@@ -66,7 +67,7 @@ builder.queryField('voucher', (t) =>
     type: VoucherRef,
     nullable: true,
     description: "Where a booking's voucher is, or null when the channel has no such booking (REST: GET /channel/v1/reservations/{id}/voucher)",
-    authScopes: { scope: 'voucher:read' },
+    authScopes: operationScopes('voucher.read'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id: voucherId }) },
     resolve: (_root, args, ctx) => orNull(voucherBooking(ctx, String(args.id))),
@@ -83,7 +84,7 @@ builder.mutationField('sendVoucher', (t) =>
       'VOUCHER_MAIL_LIMIT_EXCEEDED (details.scope "reservation" or "channel", details.retry_after); in a sandbox that sends ' +
       "real e-mail, an address other than the reservation's booker/guest e-mail VOUCHER_RECIPIENT_NOT_ALLOWED; " +
       'a mail server failure MAIL_DELIVERY_FAILED. Errors about the address name the field input.to',
-    authScopes: { scope: 'voucher:read' },
+    authScopes: operationScopes('voucher.send'),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: SendVoucherInput }) },
     validate: { schema: sendArgs },
     resolve: (_root, args, ctx) =>

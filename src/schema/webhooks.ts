@@ -3,7 +3,6 @@ import { BOOKING_EVENT_TYPES, type BookingEventType } from '../services/bookings
 import {
   createWebhook,
   deleteWebhook,
-  DELIVERY_SCOPES,
   getDelivery,
   getWebhook,
   listDeliveries,
@@ -21,6 +20,7 @@ import { builder } from './builder.js';
 import { withGraphQLFields } from './errors.js';
 import { orNull } from './orNull.js';
 import { PaginationRef } from './search.js';
+import { operationScopes } from '../services/access/index.js';
 
 /**
  * Webhook subscriptions: the GraphQL twins of /channel/v1/webhooks, over the same service and the
@@ -203,14 +203,14 @@ builder.queryFields((t) => ({
   webhooks: t.field({
     type: [WebhookRef],
     description: "The channel's webhooks, oldest first (REST: GET /channel/v1/webhooks)",
-    authScopes: { scope: 'channels:write' },
+    authScopes: operationScopes('webhooks.list'),
     resolve: (_root, _args, ctx) => listWebhooks(ctx),
   }),
   webhook: t.field({
     type: WebhookRef,
     nullable: true,
     description: 'One webhook, or null when the channel has none with this id',
-    authScopes: { scope: 'channels:write' },
+    authScopes: operationScopes('webhook.read'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id }) },
     resolve: (_root, args, ctx) => orNull(getWebhook(ctx, String(args.id))),
@@ -220,7 +220,7 @@ builder.queryFields((t) => ({
     description:
       'The delivery log of a webhook, newest first, each delivery with its attempts. An unknown webhook is a NOT_FOUND error. ' +
       'Payloads are booking records: needs reservations:read as well as channels:write',
-    authScopes: { scope: DELIVERY_SCOPES },
+    authScopes: operationScopes('webhook.deliveries'),
     args: {
       webhookId: t.arg.id({ required: true }),
       status: t.arg({ type: WebhookDeliveryStatus }),
@@ -235,7 +235,7 @@ builder.queryFields((t) => ({
     type: WebhookDeliveryRef,
     nullable: true,
     description: 'One delivery of a webhook, or null when there is none. Needs reservations:read as well as channels:write',
-    authScopes: { scope: DELIVERY_SCOPES },
+    authScopes: operationScopes('webhook.delivery'),
     args: { webhookId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ webhookId: id, id }) },
     resolve: (_root, args, ctx) => orNull(getDelivery(ctx, String(args.webhookId), String(args.id))),
@@ -248,7 +248,7 @@ builder.mutationFields((t) => ({
     description:
       'Subscribes a URL to booking events (REST: POST /channel/v1/webhooks); the signing secret is returned this once. ' +
       'It receives the events that happen afterwards. More than 20 webhooks: a WEBHOOK_LIMIT_REACHED error',
-    authScopes: { scope: 'channels:write' },
+    authScopes: operationScopes('webhook.create'),
     args: { input: t.arg({ type: CreateWebhookInput, required: true }) },
     validate: { schema: createArgs },
     resolve: (_root, args, ctx) => inputFields(createWebhook(ctx, args.input as z.infer<typeof createArgs>['input'])),
@@ -256,7 +256,7 @@ builder.mutationFields((t) => ({
   updateWebhook: t.field({
     type: WebhookRef,
     description: 'Changes a webhook, or disables and enables it',
-    authScopes: { scope: 'channels:write' },
+    authScopes: operationScopes('webhook.update'),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateWebhookInput, required: true }) },
     validate: { schema: updateArgs },
     resolve: (_root, args, ctx) =>
@@ -267,7 +267,7 @@ builder.mutationFields((t) => ({
     description:
       'Deletes a webhook with its delivery log; deliveries not yet made are dropped (REST: DELETE /channel/v1/webhooks/{id}). ' +
       'Returns the id',
-    authScopes: { scope: 'channels:write' },
+    authScopes: operationScopes('webhook.delete'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id }) },
     resolve: async (_root, args, ctx) => {
@@ -281,7 +281,7 @@ builder.mutationFields((t) => ({
     description:
       'Sends a webhook.ping now and answers with its delivery and attempt; works on a disabled webhook too, and is not ' +
       'retried',
-    authScopes: { scope: 'channels:write' },
+    authScopes: operationScopes('webhook.ping'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id }) },
     resolve: (_root, args, ctx) => pingWebhook(ctx, String(args.id)),
@@ -292,7 +292,7 @@ builder.mutationFields((t) => ({
       'Sends a delivered or failed delivery again, with the same webhook-id and body and a fresh retry schedule. ' +
       'A pending delivery is a DELIVERY_PENDING error; a held one a DELIVERY_HELD error (enabling the webhook sends it); a ' +
       'disabled webhook a WEBHOOK_DISABLED error (enable it first). Needs reservations:read as well as channels:write',
-    authScopes: { scope: DELIVERY_SCOPES },
+    authScopes: operationScopes('webhook.replay'),
     args: { webhookId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ webhookId: id, id }) },
     resolve: (_root, args, ctx) => replayDelivery(ctx, String(args.webhookId), String(args.id)),

@@ -11,7 +11,7 @@ import { BookingId, BookingRecordWire, CancelWire, CreateBookingWire, FeeWire, L
 /** The error responses of a booking path id, shared by the by-id routes. */
 const NO_BOOKING = [404, "NOT_FOUND: no booking of this channel has this id (another channel's booking is 404 too)"] as const;
 
-export const createRoute = scopedRoute('reservations:write', {
+export const createRoute = scopedRoute('booking.create', {
   method: 'post',
   path: '/bookings',
   tags: ['Bookings'],
@@ -41,7 +41,7 @@ export const createRoute = scopedRoute('reservations:write', {
   },
 }, [idempotency()]);
 
-export const listRoute = scopedRoute('reservations:read', {
+export const listRoute = scopedRoute('bookings.list', {
   method: 'get',
   path: '/bookings',
   tags: ['Bookings'],
@@ -56,7 +56,7 @@ export const listRoute = scopedRoute('reservations:read', {
   },
 });
 
-export const getRoute = scopedRoute('reservations:read', {
+export const getRoute = scopedRoute('booking.read', {
   method: 'get',
   path: '/bookings/{id}',
   tags: ['Bookings'],
@@ -68,7 +68,7 @@ export const getRoute = scopedRoute('reservations:read', {
   },
 });
 
-export const patchRoute = scopedRoute('reservations:write', {
+export const patchRoute = scopedRoute('booking.update', {
   method: 'patch',
   path: '/bookings/{id}',
   tags: ['Bookings'],
@@ -87,7 +87,7 @@ export const patchRoute = scopedRoute('reservations:write', {
   },
 });
 
-export const feeRoute = scopedRoute('reservations:read', {
+export const feeRoute = scopedRoute('booking.cancellationQuote', {
   method: 'get',
   path: '/bookings/{id}/cancellation-fee',
   tags: ['Bookings'],
@@ -100,7 +100,7 @@ export const feeRoute = scopedRoute('reservations:read', {
   },
 });
 
-export const policyRoute = scopedRoute('reservations:read', {
+export const policyRoute = scopedRoute('booking.cancellationPolicy', {
   method: 'get',
   path: '/bookings/{id}/cancellation-policy',
   tags: ['Bookings'],
@@ -112,7 +112,7 @@ export const policyRoute = scopedRoute('reservations:read', {
   },
 });
 
-export const cancelRoute = scopedRoute('reservations:write', {
+export const cancelRoute = scopedRoute('booking.cancel', {
   method: 'put',
   path: '/bookings/{id}/cancel',
   tags: ['Bookings'],
@@ -138,7 +138,7 @@ export const cancelRoute = scopedRoute('reservations:write', {
   },
 }, [idempotency()]);
 
-export const voucherRoute = scopedRoute('voucher:read', {
+export const voucherRoute = scopedRoute('booking.voucher', {
   method: 'get',
   path: '/bookings/{id}/voucher',
   tags: ['Bookings'],
@@ -151,7 +151,7 @@ export const voucherRoute = scopedRoute('voucher:read', {
 
 const plannedParam = z.union([z.string(), z.array(z.string())]).optional();
 
-export const taxInvoicesRoute = scopedRoute('tax-invoices:read', {
+export const taxInvoicesRoute = scopedRoute('taxInvoices.list', {
   method: 'get',
   path: '/tax-invoices',
   tags: ['Tax invoices'],

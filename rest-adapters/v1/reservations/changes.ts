@@ -54,7 +54,7 @@ const DatesChangeWire = z
   })
   .openapi('DatesChange');
 
-const modifyDatesRoute = scopedRoute('reservations:write', {
+const modifyDatesRoute = scopedRoute('reservation.modifyDates', {
   method: 'post',
   path: '/reservations/{id}/modify-dates',
   tags: ['Bookings'],
@@ -99,7 +99,7 @@ const modifyDatesRoute = scopedRoute('reservations:write', {
   },
 }, [idempotency()]);
 
-const feeRoute = scopedRoute('reservations:read', {
+const feeRoute = scopedRoute('booking.cancellationQuote', {
   method: 'get',
   path: '/reservations/{id}/cancellation-fee',
   tags: ['Bookings'],

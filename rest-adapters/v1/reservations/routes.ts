@@ -23,7 +23,7 @@ const IDEMPOTENCY_409 = 'IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS 
 // ---------------------------------------------------------------------------------------------
 // Routes
 
-export const createRoute = scopedRoute('reservations:write', {
+export const createRoute = scopedRoute('reservation.create', {
   method: 'post',
   path: '/reservations',
   tags: TAGS,
@@ -54,7 +54,7 @@ export const createRoute = scopedRoute('reservations:write', {
   },
 }, [idempotency()]);
 
-export const listRoute = scopedRoute('reservations:read', {
+export const listRoute = scopedRoute('reservations.list', {
   method: 'get',
   path: '/reservations',
   tags: TAGS,
@@ -73,7 +73,7 @@ export const listRoute = scopedRoute('reservations:read', {
   },
 });
 
-export const getRoute = scopedRoute('reservations:read', {
+export const getRoute = scopedRoute('reservation.read', {
   method: 'get',
   path: '/reservations/{id}',
   tags: TAGS,
@@ -85,7 +85,7 @@ export const getRoute = scopedRoute('reservations:read', {
   },
 });
 
-export const patchRoute = scopedRoute('reservations:write', {
+export const patchRoute = scopedRoute('reservation.update', {
   method: 'patch',
   path: '/reservations/{id}',
   tags: TAGS,
@@ -109,7 +109,7 @@ export const patchRoute = scopedRoute('reservations:write', {
   },
 });
 
-export const cancelRoute = scopedRoute('reservations:write', {
+export const cancelRoute = scopedRoute('reservation.cancel', {
   method: 'post',
   path: '/reservations/{id}/cancel',
   tags: TAGS,
@@ -141,7 +141,7 @@ export const cancelRoute = scopedRoute('reservations:write', {
   },
 }, [idempotency()]);
 
-export const cancelRoomRoute = scopedRoute('reservations:write', {
+export const cancelRoomRoute = scopedRoute('reservation.cancel', {
   method: 'delete',
   path: '/reservations/{id}/rooms/{booking_id}',
   tags: TAGS,

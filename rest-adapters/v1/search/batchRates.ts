@@ -86,7 +86,7 @@ const BatchRatesResultWire = z
   ])
   .openapi('BatchRatesResult');
 
-const batchRoute = scopedRoute('search:availability', {
+const batchRoute = scopedRoute('search.batchRates', {
   method: 'post',
   path: '/search/rates/batch',
   tags: ['Search'],

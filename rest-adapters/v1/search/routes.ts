@@ -8,7 +8,7 @@ import { MultiQuery, Pagination, PriceCheckWire, PropertyAvailabilityWire, Searc
 
 /** The OpenAPI definitions of v1 search (spec §4.4); wire shapes in wire.ts. */
 
-export const multiRoute = scopedRoute('search:availability', {
+export const multiRoute = scopedRoute('search.availability', {
   method: 'get',
   path: '/search/availability',
   tags: ['Search'],
@@ -27,7 +27,7 @@ export const multiRoute = scopedRoute('search:availability', {
   },
 });
 
-export const singleRoute = scopedRoute('search:availability', {
+export const singleRoute = scopedRoute('search.propertyAvailability', {
   method: 'get',
   path: '/search/availability/{propertyId}',
   tags: ['Search'],
@@ -51,7 +51,7 @@ export const singleRoute = scopedRoute('search:availability', {
   },
 });
 
-export const ratesRoute = scopedRoute('search:availability', {
+export const ratesRoute = scopedRoute('search.rates', {
   method: 'get',
   path: '/search/rates',
   tags: ['Search'],
@@ -72,7 +72,7 @@ export const ratesRoute = scopedRoute('search:availability', {
   },
 });
 
-export const priceCheckRoute = scopedRoute('search:availability', {
+export const priceCheckRoute = scopedRoute('search.priceCheck', {
   method: 'get',
   path: '/search/price-check',
   tags: ['Search'],

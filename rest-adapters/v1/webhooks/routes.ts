@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { DELIVERY_SCOPES, MAX_WEBHOOKS_PER_CHANNEL } from '../../../src/services/webhooks/index.js';
+import { MAX_WEBHOOKS_PER_CHANNEL } from '../../../src/services/webhooks/index.js';
 import { dataEnvelope, errorResponses, Meta } from '../../envelope.js';
 import { scopedRoute } from '../../routing.js';
 import { Pagination } from '../search/wire.js';
@@ -16,7 +16,6 @@ import {
 
 /** The OpenAPI definitions of v1 webhook subscriptions; wire shapes in wire.ts. */
 
-const SCOPE = 'channels:write';
 const TAGS = ['Webhooks'];
 
 /** The error responses of the path ids, shared by the by-id routes. */
@@ -26,7 +25,7 @@ const NO_DELIVERY = [404, 'NOT_FOUND: no such webhook of this channel, or no suc
 
 const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
 
-export const createRoute = scopedRoute(SCOPE, {
+export const createRoute = scopedRoute('webhook.create', {
   method: 'post',
   path: '/webhooks',
   tags: TAGS,
@@ -49,7 +48,7 @@ export const createRoute = scopedRoute(SCOPE, {
   },
 });
 
-export const listRoute = scopedRoute(SCOPE, {
+export const listRoute = scopedRoute('webhooks.list', {
   method: 'get',
   path: '/webhooks',
   tags: TAGS,
@@ -59,7 +58,7 @@ export const listRoute = scopedRoute(SCOPE, {
   },
 });
 
-export const getRoute = scopedRoute(SCOPE, {
+export const getRoute = scopedRoute('webhook.read', {
   method: 'get',
   path: '/webhooks/{id}',
   tags: TAGS,
@@ -71,7 +70,7 @@ export const getRoute = scopedRoute(SCOPE, {
   },
 });
 
-export const patchRoute = scopedRoute(SCOPE, {
+export const patchRoute = scopedRoute('webhook.update', {
   method: 'patch',
   path: '/webhooks/{id}',
   tags: TAGS,
@@ -87,7 +86,7 @@ export const patchRoute = scopedRoute(SCOPE, {
   },
 });
 
-export const deleteRoute = scopedRoute(SCOPE, {
+export const deleteRoute = scopedRoute('webhook.delete', {
   method: 'delete',
   path: '/webhooks/{id}',
   tags: TAGS,
@@ -100,7 +99,7 @@ export const deleteRoute = scopedRoute(SCOPE, {
   },
 });
 
-export const pingRoute = scopedRoute(SCOPE, {
+export const pingRoute = scopedRoute('webhook.ping', {
   method: 'post',
   path: '/webhooks/{id}/ping',
   tags: TAGS,
@@ -115,7 +114,7 @@ export const pingRoute = scopedRoute(SCOPE, {
   },
 });
 
-export const deliveriesRoute = scopedRoute(DELIVERY_SCOPES, {
+export const deliveriesRoute = scopedRoute('webhook.deliveries', {
   method: 'get',
   path: '/webhooks/{id}/deliveries',
   tags: TAGS,
@@ -131,7 +130,7 @@ export const deliveriesRoute = scopedRoute(DELIVERY_SCOPES, {
   },
 });
 
-export const deliveryRoute = scopedRoute(DELIVERY_SCOPES, {
+export const deliveryRoute = scopedRoute('webhook.delivery', {
   method: 'get',
   path: '/webhooks/{id}/deliveries/{delivery_id}',
   tags: TAGS,
@@ -144,7 +143,7 @@ export const deliveryRoute = scopedRoute(DELIVERY_SCOPES, {
   },
 });
 
-export const replayRoute = scopedRoute(DELIVERY_SCOPES, {
+export const replayRoute = scopedRoute('webhook.replay', {
   method: 'post',
   path: '/webhooks/{id}/deliveries/{delivery_id}/replay',
   tags: TAGS,

@@ -32,3 +32,4 @@ export {
   type OfferClaims,
   type TokenFailure,
 } from './tokens.js';
+export { OPERATIONS, operationOf, operationScopes, scopesOf, type Operation } from './operations.js';

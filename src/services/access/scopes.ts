@@ -27,8 +27,8 @@ export function sortScopes(scopes: Iterable<Scope>): Scope[] {
 
 /**
  * What an operation requires: one scope, or several that are all needed (a webhook's delivery log
- * carries booking records: channels:write and reservations:read). Declared once per operation,
- * in its REST route (scopedRoute) or its GraphQL field (authScopes: { scope }).
+ * carries booking records: channels:write and reservations:read). Declared once per operation, in
+ * operations.ts, which its REST routes (scopedRoute) and GraphQL fields (operationScopes) name.
  */
 export type ScopeRequirement = Scope | readonly Scope[];
 
