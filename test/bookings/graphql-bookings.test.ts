@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyReported } from '../../src/services/bookings/bookings.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { day, v1, type Offer } from '../helpers/flow.js';
-import { apiKey, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
+import { dataOf, gql, type Gql, topError } from '../helpers/graphql.js';
+import { balanceOf, bookingCount } from '../helpers/ledger.js';
+import { startTestService, type TestService } from '../helpers/service.js';
 
 /**
  * The GraphQL twins of the v1 booking flow: the same services as REST, so the same records and
@@ -60,23 +62,6 @@ const UPDATE = `mutation($id: ID!, $input: UpdateBookingInput!) {
 const QUOTE = `query($id: ID!) {
   cancellationQuote(id: $id) { booking { id status } cancellationFee refundAmount currency freeCancellationBefore final }
 }`;
-
-type Gql = Record<string, any>;
-
-function gql(svc: TestService, who: IssuedCredentials, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) {
-  return svc.graphql(query, variables, { ...apiKey(who), ...headers });
-}
-
-/** The data of a result with no top-level errors. */
-function dataOf(res: GraphQLResult): Gql {
-  expect(res.errors).toBeUndefined();
-  return res.data as Gql;
-}
-
-function topError(res: GraphQLResult) {
-  expect(res.errors?.length).toBeGreaterThan(0);
-  return res.errors![0]!;
-}
 
 async function create(svc: TestService, who: IssuedCredentials, input: Record<string, unknown>, headers: Record<string, string> = {}) {
   return dataOf(await gql(svc, who, CREATE, { input }, headers)).createBooking as Gql;
@@ -250,9 +235,6 @@ describe('Mutation.createBooking in production', () => {
   });
   afterAll(() => production?.close());
 
-  const balanceOf = async (channelId: string) =>
-    (await production.service.deps.db.prisma.channel.findUniqueOrThrow({ where: { id: channelId } })).balance;
-
   it('a balance below the charge is the typed InsufficientBalanceError; no booking, no charge', async () => {
     const poor = await production.channel({ balance: 1000n });
     const offer = await v1(production, poor).offer();
@@ -264,8 +246,8 @@ describe('Mutation.createBooking in production', () => {
       required: offer.amount,
       available: 1000,
     });
-    expect(await production.service.deps.db.prisma.booking.count({ where: { channelId: poor.user_id } })).toBe(0);
-    expect(await balanceOf(poor.user_id)).toBe(1000n);
+    expect(await bookingCount(production, poor.user_id)).toBe(0);
+    expect(await balanceOf(production, poor.user_id)).toBe(1000n);
     expect(dataOf(await gql(production, poor, '{ bookings { items { id } } }')).bookings.items).toEqual([]);
   });
 
@@ -274,10 +256,10 @@ describe('Mutation.createBooking in production', () => {
     const offer = await v1(production, rich).offer();
     const result = await create(production, rich, { bookToken: offer.bookToken, bookerName: 'Kim Minji' });
     expect(result.__typename).toBe('CreateBookingSuccess');
-    expect(await balanceOf(rich.user_id)).toBe(5_000_000n - BigInt(offer.amount));
+    expect(await balanceOf(production, rich.user_id)).toBe(5_000_000n - BigInt(offer.amount));
     const cancelled = dataOf(await gql(production, rich, CANCEL, { id: result.booking.id })).cancelBooking;
     expect(cancelled.__typename).toBe('CancelBookingSuccess');
-    expect(await balanceOf(rich.user_id)).toBe(5_000_000n - BigInt(offer.amount) + BigInt(cancelled.booking.refundAmount));
+    expect(await balanceOf(production, rich.user_id)).toBe(5_000_000n - BigInt(offer.amount) + BigInt(cancelled.booking.refundAmount));
   });
 });
 

@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { createGraphQL, operationHash } from '../../src/graphql/index.js';
 import { documentCost } from '../../src/graphql/cost.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
+import { gql } from '../helpers/graphql.js';
 import { apiKey, startTestService, testEnv, type GraphQLResult, type TestService } from '../helpers/service.js';
 
 /**
@@ -106,7 +107,6 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
   let t: TestService;
   let creds: IssuedCredentials;
   let ws: Client;
-  const gql = (query: string, variables?: Record<string, unknown>) => t.graphql(query, variables, apiKey(creds));
 
   beforeAll(async () => {
     t = await startTestService();
@@ -131,10 +131,10 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
   });
 
   it('depth: 10 levels run, 11 are refused with DEPTH_LIMIT_EXCEEDED', async () => {
-    const ok = await gql(depthQuery(10));
+    const ok = await gql(t, creds, depthQuery(10));
     expect(ok.errors).toBeUndefined();
     expect(ok.data).toEqual({ __type: { ofType: null } });
-    const refused = await gql(depthQuery(11));
+    const refused = await gql(t, creds, depthQuery(11));
     expect(refused.status).toBe(400);
     expect(refused.data).toBeUndefined();
     expect(refused.errors).toEqual([
@@ -146,10 +146,10 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
   });
 
   it('aliases: 15 run, 16 are refused with ALIAS_LIMIT_EXCEEDED', async () => {
-    const ok = await gql(aliasQuery(15));
+    const ok = await gql(t, creds, aliasQuery(15));
     expect(ok.errors).toBeUndefined();
     expect(Object.keys(ok.data!)).toHaveLength(15);
-    const refused = await gql(aliasQuery(16));
+    const refused = await gql(t, creds, aliasQuery(16));
     expect(refused.status).toBe(400);
     expect(refused.errors).toEqual([
       expect.objectContaining({
@@ -160,10 +160,10 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
   });
 
   it('tokens: a document of 1000 tokens runs, one of 1001 is refused with TOKEN_LIMIT_EXCEEDED', async () => {
-    const ok = await gql(tokenQuery(1000));
+    const ok = await gql(t, creds, tokenQuery(1000));
     expect(ok.errors).toBeUndefined();
     expect(Object.keys(ok.data!)).toHaveLength(9);
-    const refused = await gql(tokenQuery(1001));
+    const refused = await gql(t, creds, tokenQuery(1001));
     expect(refused.status).toBe(400);
     expect(refused.errors).toEqual([
       expect.objectContaining({ extensions: { code: 'TOKEN_LIMIT_EXCEEDED', details: { limit: 1000 } } }),
@@ -171,9 +171,9 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
   });
 
   it('directives: 20 run, 21 are refused with DIRECTIVE_LIMIT_EXCEEDED', async () => {
-    const ok = await gql(directiveQuery(20));
+    const ok = await gql(t, creds, directiveQuery(20));
     expect(ok.errors).toBeUndefined();
-    const refused = await gql(directiveQuery(21));
+    const refused = await gql(t, creds, directiveQuery(21));
     expect(refused.status).toBe(400);
     expect(refused.errors).toEqual([
       expect.objectContaining({ extensions: { code: 'DIRECTIVE_LIMIT_EXCEEDED', details: { limit: 20, found: 21 } } }),
@@ -186,7 +186,7 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
     expect(documentCost(document, { n: 41 })).toBe(601);
     // The same document, refused and accepted by turns: a refusal is never cached for the document.
     for (let round = 0; round < 2; round++) {
-      const refused = await gql(COST_QUERY, { n: 41 });
+      const refused = await gql(t, creds, COST_QUERY, { n: 41 });
       expect(refused.status).toBe(400);
       expect(refused.errors).toEqual([
         expect.objectContaining({
@@ -194,7 +194,7 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
           extensions: { code: 'COST_LIMIT_EXCEEDED', details: { limit: 600, found: 601 } },
         }),
       ]);
-      const ok = await gql(COST_QUERY, { n: 40 });
+      const ok = await gql(t, creds, COST_QUERY, { n: 40 });
       expect(ok.errors).toBeUndefined();
       expect((ok.data!.last as { nodes: unknown[] }).nodes).toHaveLength(40);
     }
@@ -209,7 +209,7 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
     // page, so a client sending {"__proto__": 1} is charged for that page, not for 1 property.
     const sent = JSON.parse('{"__proto__": 1}') as Record<string, unknown>;
     expect(documentCost(parse(shape('__proto__')), sent)).toBe(unset);
-    const res = await gql(shape('__proto__'), sent);
+    const res = await gql(t, creds, shape('__proto__'), sent);
     expect(res.errors).toBeUndefined();
     expect((res.data!.properties as { nodes: unknown[] }).nodes).toHaveLength(20);
     expect((res as { extensions?: { rateLimit?: { cost?: number } } }).extensions?.rateLimit?.cost).toBe(unset);
@@ -219,7 +219,7 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
   });
 
   it('the deepest real query (5 levels) and fragments, which add no level, are within the limits', async () => {
-    const res = await gql(`{ properties(first: 2) { nodes { ... on Property { roomTypes { ...RT } } } } }
+    const res = await gql(t, creds, `{ properties(first: 2) { nodes { ... on Property { roomTypes { ...RT } } } } }
       fragment RT on RoomType { id ratePlans { id cancellationPolicy } }`);
     expect(res.errors).toBeUndefined();
   });
@@ -248,14 +248,14 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
   });
 
   it('field suggestions are shown in the sandbox', async () => {
-    const res = await gql('{ channel { userIdd } }');
+    const res = await gql(t, creds, '{ channel { userIdd } }');
     expect(res.errors?.[0]?.message).toMatch(/Did you mean "userId"\?/);
   });
 
   it('masking is unchanged: limit refusals and client errors keep their messages, domain errors their codes', async () => {
     const unauthenticated = await t.graphql('{ channel { userId } }');
     expect(codes(unauthenticated)).toEqual(['UNAUTHORIZED']);
-    const syntax = await gql('{ channel {');
+    const syntax = await gql(t, creds, '{ channel {');
     expect(syntax.status).toBe(400);
     expect(syntax.errors?.[0]?.message).toMatch(/^Syntax Error: Expected Name/);
   });
@@ -510,18 +510,17 @@ describe('configuration', () => {
   afterAll(() => t?.close());
 
   it('each limit is configurable', async () => {
-    const gql = (query: string) => t.graphql(query, {}, apiKey(creds));
-    expect((await gql('{ properties(first: 1) { nodes { roomTypes { id } } } }')).errors).toBeUndefined();
-    expect(codes(await gql('{ properties(first: 1) { nodes { roomTypes { ratePlans { id } } } } }'))).toEqual(['DEPTH_LIMIT_EXCEEDED']);
-    expect((await gql(aliasQuery(2))).errors).toBeUndefined();
-    expect(codes(await gql(aliasQuery(3)))).toEqual(['ALIAS_LIMIT_EXCEEDED']);
-    expect((await gql(tokenQuery(50))).errors).toBeUndefined();
-    expect(codes(await gql(tokenQuery(51)))).toEqual(['TOKEN_LIMIT_EXCEEDED']);
-    expect((await gql(directiveQuery(1))).errors).toBeUndefined();
-    expect(codes(await gql(directiveQuery(2)))).toEqual(['DIRECTIVE_LIMIT_EXCEEDED']);
-    expect((await gql('{ a: channel { userId } b: channel { userId } }')).errors).toBeUndefined();
+    expect((await gql(t, creds, '{ properties(first: 1) { nodes { roomTypes { id } } } }', {})).errors).toBeUndefined();
+    expect(codes(await gql(t, creds, '{ properties(first: 1) { nodes { roomTypes { ratePlans { id } } } } }', {}))).toEqual(['DEPTH_LIMIT_EXCEEDED']);
+    expect((await gql(t, creds, aliasQuery(2), {})).errors).toBeUndefined();
+    expect(codes(await gql(t, creds, aliasQuery(3), {}))).toEqual(['ALIAS_LIMIT_EXCEEDED']);
+    expect((await gql(t, creds, tokenQuery(50), {})).errors).toBeUndefined();
+    expect(codes(await gql(t, creds, tokenQuery(51), {}))).toEqual(['TOKEN_LIMIT_EXCEEDED']);
+    expect((await gql(t, creds, directiveQuery(1), {})).errors).toBeUndefined();
+    expect(codes(await gql(t, creds, directiveQuery(2), {}))).toEqual(['DIRECTIVE_LIMIT_EXCEEDED']);
+    expect((await gql(t, creds, '{ a: channel { userId } b: channel { userId } }', {})).errors).toBeUndefined();
     // properties(first: 100) { nodes { roomTypes { id } } }: 100 + 1,000 items, 11 points.
-    expect(codes(await gql('{ properties(first: 100) { nodes { roomTypes { id } } } }'))).toEqual(['COST_LIMIT_EXCEEDED']);
+    expect(codes(await gql(t, creds, '{ properties(first: 100) { nodes { roomTypes { id } } } }', {}))).toEqual(['COST_LIMIT_EXCEEDED']);
   });
 
   it('refuses a limit that is not a positive integer', () => {

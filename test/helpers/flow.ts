@@ -94,3 +94,46 @@ export function v1(t: TestService, who: IssuedCredentials) {
     cancel: (id: string, headers: Record<string, string> = {}) => call('PUT', `/bookings/${id}/cancel`, undefined, headers),
   };
 }
+
+/** A rate found by REST availability search (findRate). */
+export interface FoundRate {
+  propertyId: number;
+  roomtypeId: string;
+  rateplanId: string;
+  policy: string;
+  availableRooms: number;
+  /** KRW, one room for the stay. */
+  amount: number;
+  checkin: string;
+  checkout: string;
+}
+
+/** A rate with at least `minRooms` rooms free for the stay (of `policy`, when given), as REST finds it. */
+export async function findRate(
+  t: TestService,
+  who: IssuedCredentials,
+  q: { from: number; checkin: string; checkout: string; minRooms?: number; policy?: string },
+): Promise<FoundRate> {
+  const call = v1(t, who).call;
+  for (let propertyId = q.from; propertyId < q.from + 60; propertyId++) {
+    const res = await call('GET', `/search/availability/${propertyId}?checkin=${q.checkin}&checkout=${q.checkout}&adults=2`);
+    if (res.status !== 200) continue;
+    for (const room of (await res.json()).data.room_types) {
+      for (const rate of room.rates) {
+        if (q.policy && rate.cancellation_policy.type !== q.policy) continue;
+        if (rate.available_rooms < (q.minRooms ?? 1)) continue;
+        return {
+          propertyId,
+          roomtypeId: room.roomtype_id,
+          rateplanId: rate.rateplan_id,
+          policy: rate.cancellation_policy.type,
+          availableRooms: rate.available_rooms,
+          amount: rate.pricing.billable_totals.inclusive_amount,
+          checkin: q.checkin,
+          checkout: q.checkout,
+        };
+      }
+    }
+  }
+  throw new Error(`no rate with ${q.minRooms ?? 1} rooms from property ${q.from}`);
+}

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { documentCost } from '../../src/graphql/cost.js';
 import { checkInvariants } from '../helpers/bookingInvariants.js';
-import { day, v1 } from '../helpers/flow.js';
+import { day, findRate, type FoundRate, v1 } from '../helpers/flow.js';
+import { dataOf, gql, type Gql, topError } from '../helpers/graphql.js';
+import { balanceOf, bookingCount, eventsOf, ledgerOf } from '../helpers/ledger.js';
 import { apiKey, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
 
 /**
@@ -24,8 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([sandbox?.close(), production?.close()]);
 });
-
-type Gql = Record<string, any>;
 
 const ROOM_FIELDS = `
   bookingId status roomtypeId roomType rateplanId ratePlan checkIn checkOut roomCount adults children childrenAges
@@ -84,74 +84,24 @@ const LIST = `query($filter: ReservationFilter, $page: Int, $perPage: Int) {
   }
 }`;
 
-function gql(t: TestService, who: IssuedCredentials, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) {
-  return t.graphql(query, variables, { ...apiKey(who), ...headers });
-}
-
-function dataOf(res: GraphQLResult): Gql {
-  expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
-  return res.data as Gql;
-}
-
-function topError(res: GraphQLResult) {
-  expect(res.errors?.length, JSON.stringify(res.data)).toBeGreaterThan(0);
-  return res.errors![0]!;
-}
-
 const fieldsOf = (res: GraphQLResult) => ((topError(res).extensions?.details?.fields ?? []) as { field: string }[]).map((f) => f.field);
-
-interface Rate {
-  propertyId: number;
-  roomtypeId: string;
-  rateplanId: string;
-  policy: string;
-  /** KRW, one room for the stay. */
-  amount: number;
-  checkIn: string;
-  checkOut: string;
-}
-
-/** A rate with at least `minRooms` rooms free for the stay (of `policy`, when given), as REST finds it. */
-async function findRate(t: TestService, who: IssuedCredentials, q: { from: number; checkIn: string; checkOut: string; minRooms?: number; policy?: string }): Promise<Rate> {
-  const call = v1(t, who).call;
-  for (let propertyId = q.from; propertyId < q.from + 60; propertyId++) {
-    const res = await call('GET', `/search/availability/${propertyId}?checkin=${q.checkIn}&checkout=${q.checkOut}&adults=2`);
-    if (res.status !== 200) continue;
-    for (const room of (await res.json()).data.room_types) {
-      for (const rate of room.rates) {
-        if (q.policy && rate.cancellation_policy.type !== q.policy) continue;
-        if (rate.available_rooms < (q.minRooms ?? 1)) continue;
-        return {
-          propertyId,
-          roomtypeId: room.roomtype_id,
-          rateplanId: rate.rateplan_id,
-          policy: rate.cancellation_policy.type,
-          amount: rate.pricing.billable_totals.inclusive_amount,
-          checkIn: q.checkIn,
-          checkOut: q.checkOut,
-        };
-      }
-    }
-  }
-  throw new Error(`no rate with ${q.minRooms ?? 1} rooms from property ${q.from}`);
-}
 
 const GUEST = { firstName: 'Minji', lastName: 'Kim', email: 'Minji.Kim@Example.com', phone: '+82 10-1234-5678', country: 'kr' };
 
-function oneRoom(rate: Rate, extra: Gql = {}): Gql {
+function oneRoom(rate: FoundRate, extra: Gql = {}): Gql {
   return {
     propertyId: rate.propertyId,
     roomtypeId: rate.roomtypeId,
     rateplanId: rate.rateplanId,
-    checkIn: rate.checkIn,
-    checkOut: rate.checkOut,
+    checkIn: rate.checkin,
+    checkOut: rate.checkout,
     adults: 2,
     guest: GUEST,
     ...extra,
   };
 }
 
-function rooms(rate: Rate, parties: Gql[]): Gql {
+function rooms(rate: FoundRate, parties: Gql[]): Gql {
   const { adults: _adults, ...rest } = oneRoom(rate);
   return { ...rest, rooms: parties };
 }
@@ -164,24 +114,6 @@ async function reserved(t: TestService, who: IssuedCredentials, input: Gql): Pro
   const result = await create(t, who, input);
   expect(result.__typename, JSON.stringify(result)).toBe('CreateReservationSuccess');
   return result.reservation;
-}
-
-async function balanceOf(t: TestService, channelId: string): Promise<bigint> {
-  return (await t.service.deps.db.prisma.channel.findUniqueOrThrow({ where: { id: channelId } })).balance;
-}
-
-async function ledgerOf(t: TestService, reference: string) {
-  const rows = await t.service.deps.db.prisma.ledgerEntry.findMany({ where: { reference }, orderBy: { createdAt: 'asc' } });
-  return rows.map((r) => [r.kind, r.amount]);
-}
-
-async function eventsOf(t: TestService, bookingId: string): Promise<string[]> {
-  const rows = await t.service.deps.db.prisma.outboxEvent.findMany({ where: { bookingId }, orderBy: { occurredAt: 'asc' } });
-  return rows.map((r) => r.type);
-}
-
-async function bookingCount(t: TestService, channelId: string): Promise<number> {
-  return t.service.deps.db.prisma.booking.count({ where: { channelId, status: { not: 'void' } } });
 }
 
 /** The REST reservation with the GraphQL names. */
@@ -246,13 +178,13 @@ describe('Mutation.createReservation (production: the balance pays)', () => {
   });
 
   it('one room: the server price charged once through the ledger; the reservation is the one REST shows', async () => {
-    const rate = await findRate(production, who, { from: 1, checkIn: day(40), checkOut: day(42) });
+    const rate = await findRate(production, who, { from: 1, checkin: day(40), checkout: day(42) });
     const r = await reserved(production, who, oneRoom(rate, { specialRequests: 'High floor', arrivalTime: '18:30', channelBookingNumber: 'OTA-G1' }));
     expect(r).toMatchObject({
       status: 'confirmed',
       propertyId: rate.propertyId,
-      checkIn: rate.checkIn,
-      checkOut: rate.checkOut,
+      checkIn: rate.checkin,
+      checkOut: rate.checkout,
       adults: 2,
       guest: { firstName: 'Minji', lastName: 'Kim', email: 'Minji.Kim@Example.com', country: 'KR' },
       price: { total: rate.amount, currency: 'KRW', cancellationFee: 0, refundAmount: 0 },
@@ -271,7 +203,7 @@ describe('Mutation.createReservation (production: the balance pays)', () => {
   });
 
   it('several rooms: one booking and one charge per room, one confirmation number; the room guests as given', async () => {
-    const rate = await findRate(production, who, { from: 5, checkIn: day(41), checkOut: day(43), minRooms: 3 });
+    const rate = await findRate(production, who, { from: 5, checkin: day(41), checkout: day(43), minRooms: 3 });
     const before = await balanceOf(production, who.user_id);
     const r = await reserved(
       production,
@@ -306,7 +238,7 @@ describe('Mutation.createReservation (production: the balance pays)', () => {
 
   it('a balance short of the rooms is the typed InsufficientBalanceError; nothing is booked or charged', async () => {
     const poor = await production.channel({ balance: 1000n });
-    const rate = await findRate(production, poor, { from: 30, checkIn: day(52), checkOut: day(53) });
+    const rate = await findRate(production, poor, { from: 30, checkin: day(52), checkout: day(53) });
     expect(await create(production, poor, oneRoom(rate))).toEqual({
       __typename: 'InsufficientBalanceError',
       code: 'INSUFFICIENT_BALANCE',
@@ -314,7 +246,7 @@ describe('Mutation.createReservation (production: the balance pays)', () => {
       required: rate.amount,
       available: 1000,
     });
-    expect(await bookingCount(production, poor.user_id)).toBe(0);
+    expect(await bookingCount(production, poor.user_id, { excludeVoid: true })).toBe(0);
     expect(await balanceOf(production, poor.user_id)).toBe(1000n);
     expect(await production.service.deps.db.prisma.ledgerEntry.count({ where: { channelId: poor.user_id, kind: { not: 'opening_balance' } } })).toBe(0);
   });
@@ -322,10 +254,10 @@ describe('Mutation.createReservation (production: the balance pays)', () => {
 
 describe('Mutation.createReservation: validation, outcomes, scope (sandbox)', () => {
   let who: IssuedCredentials;
-  let rate: Rate;
+  let rate: FoundRate;
   beforeAll(async () => {
     who = await sandbox.channel();
-    rate = await findRate(sandbox, who, { from: 1, checkIn: day(30), checkOut: day(32) });
+    rate = await findRate(sandbox, who, { from: 1, checkin: day(30), checkout: day(32) });
   });
 
   it.each([
@@ -347,7 +279,7 @@ describe('Mutation.createReservation: validation, outcomes, scope (sandbox)', ()
     const res = await gql(sandbox, who, CREATE, { input });
     expect(topError(res).extensions?.code).toBe('VALIDATION_ERROR');
     expect(fieldsOf(res)).toContain(field);
-    expect(await bookingCount(sandbox, who.user_id)).toBe(0);
+    expect(await bookingCount(sandbox, who.user_id, { excludeVoid: true })).toBe(0);
   });
 
   it('sold out and a provider failure: the typed SoldOutError and a top-level UPSTREAM_ERROR; an unknown property NOT_FOUND', async () => {
@@ -358,14 +290,14 @@ describe('Mutation.createReservation: validation, outcomes, scope (sandbox)', ()
     });
     expect(topError(await gql(sandbox, who, CREATE, { input: oneRoom(rate) }, { 'x-test-scenario': 'upstream_error' })).extensions?.code).toBe('UPSTREAM_ERROR');
     expect(topError(await gql(sandbox, who, CREATE, { input: oneRoom(rate, { propertyId: 999_999 }) })).extensions?.code).toBe('NOT_FOUND');
-    expect(await bookingCount(sandbox, who.user_id)).toBe(0);
+    expect(await bookingCount(sandbox, who.user_id, { excludeVoid: true })).toBe(0);
   });
 
   it('INSUFFICIENT_SCOPE without reservations:write, UNAUTHORIZED without a credential; nothing is booked', async () => {
     const reader = await sandbox.channel({ scopes: ['search:availability', 'reservations:read'] });
     const res = await gql(sandbox, reader, CREATE, { input: oneRoom(rate) });
     expect(topError(res).extensions).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'reservations:write' } });
-    expect(await bookingCount(sandbox, reader.user_id)).toBe(0);
+    expect(await bookingCount(sandbox, reader.user_id, { excludeVoid: true })).toBe(0);
     const anonymous = await sandbox.graphql(CREATE, { input: oneRoom(rate) });
     expect(topError(anonymous).extensions?.code).toBe('UNAUTHORIZED');
   });
@@ -379,8 +311,8 @@ describe('Query.reservation and Query.reservations', () => {
 
   beforeAll(async () => {
     [who, stranger] = await Promise.all([sandbox.channel(), sandbox.channel()]);
-    const early = await findRate(sandbox, who, { from: 1, checkIn: day(20), checkOut: day(22), minRooms: 2 });
-    const late = await findRate(sandbox, who, { from: 1, checkIn: day(60), checkOut: day(61) });
+    const early = await findRate(sandbox, who, { from: 1, checkin: day(20), checkout: day(22), minRooms: 2 });
+    const late = await findRate(sandbox, who, { from: 1, checkin: day(60), checkout: day(61) });
     single = await reserved(sandbox, who, oneRoom(late, { guest: { ...GUEST, email: 'Lee_Ha@Example.com' } }));
     multi = await reserved(sandbox, who, { ...rooms(early, [{ adults: 2 }, { adults: 2 }]), guest: { ...GUEST, email: 'minji@example.com' } });
     await reserved(sandbox, stranger, oneRoom(late, { guest: { ...GUEST, email: 'minji@example.com' } }));
@@ -450,10 +382,10 @@ describe('Query.reservation and Query.reservations', () => {
 
 describe('Mutation.updateReservation', () => {
   let who: IssuedCredentials;
-  let rate: Rate;
+  let rate: FoundRate;
   beforeAll(async () => {
     who = await sandbox.channel();
-    rate = await findRate(sandbox, who, { from: 8, checkIn: day(3), checkOut: day(5), minRooms: 2 });
+    rate = await findRate(sandbox, who, { from: 8, checkin: day(3), checkout: day(5), minRooms: 2 });
   });
 
   it('changes the guest, special requests and arrival time on every room, as REST; reservation.modified per room', async () => {
@@ -523,7 +455,7 @@ describe('Mutation.cancelReservation (production: refunds through the ledger)', 
   });
 
   async function threeRooms(from: number, policy?: string) {
-    const rate = await findRate(production, who, { from, checkIn: day(60), checkOut: day(62), minRooms: 3, policy });
+    const rate = await findRate(production, who, { from, checkin: day(60), checkout: day(62), minRooms: 3, policy });
     return { rate, r: await reserved(production, who, rooms(rate, [{ adults: 2 }, { adults: 2 }, { adults: 1 }])) };
   }
 
@@ -570,7 +502,7 @@ describe('Mutation.cancelReservation (production: refunds through the ledger)', 
   });
 
   it('a non-refundable room keeps its whole price: no refund entry, the balance unchanged', async () => {
-    const rate = await findRate(production, who, { from: 20, checkIn: day(63), checkOut: day(64), policy: 'non_refundable' });
+    const rate = await findRate(production, who, { from: 20, checkin: day(63), checkout: day(64), policy: 'non_refundable' });
     const r = await reserved(production, who, oneRoom(rate));
     const before = await balanceOf(production, who.user_id);
     const result = dataOf(await gql(production, who, CANCEL, { id: r.id })).cancelReservation;

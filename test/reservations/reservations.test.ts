@@ -6,8 +6,9 @@ import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { runBookingSync } from '../../src/services/bookings/sync.js';
 import { cancelReservation, updateReservation } from '../../src/services/reservations/reservations.js';
 import { checkInvariants } from '../helpers/bookingInvariants.js';
-import { day, v1 } from '../helpers/flow.js';
+import { day, findRate, type FoundRate, v1 } from '../helpers/flow.js';
 import { expectError } from '../helpers/http.js';
+import { balanceOf, bookingCount, eventsOf, ledgerOf } from '../helpers/ledger.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -52,47 +53,9 @@ async function created(res: Response): Promise<Json> {
   return body.data;
 }
 
-interface Rate {
-  propertyId: number;
-  roomtypeId: string;
-  rateplanId: string;
-  policy: string;
-  availableRooms: number;
-  /** KRW, one room for the stay. */
-  amount: number;
-  checkin: string;
-  checkout: string;
-}
-
-/** A rate with at least `minRooms` rooms free for the stay (of `policy`, when given). */
-async function findRate(t: TestService, who: IssuedCredentials, q: { from: number; checkin: string; checkout: string; minRooms?: number; policy?: string }): Promise<Rate> {
-  const call = v1(t, who).call;
-  for (let propertyId = q.from; propertyId < q.from + 60; propertyId++) {
-    const res = await call('GET', `/search/availability/${propertyId}?checkin=${q.checkin}&checkout=${q.checkout}&adults=2`);
-    if (res.status !== 200) continue;
-    for (const room of (await res.json()).data.room_types) {
-      for (const rate of room.rates) {
-        if (q.policy && rate.cancellation_policy.type !== q.policy) continue;
-        if (rate.available_rooms < (q.minRooms ?? 1)) continue;
-        return {
-          propertyId,
-          roomtypeId: room.roomtype_id,
-          rateplanId: rate.rateplan_id,
-          policy: rate.cancellation_policy.type,
-          availableRooms: rate.available_rooms,
-          amount: rate.pricing.billable_totals.inclusive_amount,
-          checkin: q.checkin,
-          checkout: q.checkout,
-        };
-      }
-    }
-  }
-  throw new Error(`no rate with ${q.minRooms ?? 1} rooms from property ${q.from}`);
-}
-
 const GUEST = { first_name: 'Minji', last_name: 'Kim', email: 'Minji.Kim@Example.com', phone: '+82 10-1234-5678', country: 'kr' };
 
-function oneRoom(rate: Rate, extra: Json = {}): Json {
+function oneRoom(rate: FoundRate, extra: Json = {}): Json {
   return {
     property_id: rate.propertyId,
     roomtype_id: rate.roomtypeId,
@@ -103,24 +66,6 @@ function oneRoom(rate: Rate, extra: Json = {}): Json {
     guest: GUEST,
     ...extra,
   };
-}
-
-async function balanceOf(t: TestService, channelId: string): Promise<bigint> {
-  return (await t.service.deps.db.prisma.channel.findUniqueOrThrow({ where: { id: channelId } })).balance;
-}
-
-async function ledgerOf(t: TestService, reference: string) {
-  const rows = await t.service.deps.db.prisma.ledgerEntry.findMany({ where: { reference }, orderBy: { createdAt: 'asc' } });
-  return rows.map((r) => [r.kind, r.amount]);
-}
-
-async function eventsOf(t: TestService, bookingId: string): Promise<string[]> {
-  const rows = await t.service.deps.db.prisma.outboxEvent.findMany({ where: { bookingId }, orderBy: { occurredAt: 'asc' } });
-  return rows.map((r) => r.type);
-}
-
-async function bookingCount(t: TestService, channelId: string): Promise<number> {
-  return t.service.deps.db.prisma.booking.count({ where: { channelId } });
 }
 
 async function ctxOf(t: TestService, who: IssuedCredentials): Promise<RequestContext> {
@@ -366,7 +311,7 @@ describe('POST /reservations (production: the balance pays)', () => {
 describe('POST /reservations: validation, sandbox outcomes, scope', () => {
   let who: IssuedCredentials;
   let r: ReturnType<typeof api>;
-  let rate: Rate;
+  let rate: FoundRate;
   beforeAll(async () => {
     who = await sandbox.channel();
     r = api(sandbox, who);
@@ -573,7 +518,7 @@ describe('GET /reservations and /reservations/{id}', () => {
 describe('PATCH /reservations/{id}', () => {
   let who: IssuedCredentials;
   let r: ReturnType<typeof api>;
-  let rate: Rate;
+  let rate: FoundRate;
   beforeAll(async () => {
     who = await sandbox.channel();
     r = api(sandbox, who);

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { Dataset } from '../../src/simulator/dataset.js';
+import { day } from '../helpers/flow.js';
+import { gql } from '../helpers/graphql.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 let t: TestService;
 let creds: IssuedCredentials;
 let contentOnly: IssuedCredentials;
 const data = new Dataset(42, 500);
-const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
 const CHECKIN = day(40);
 const CHECKOUT = day(42);
 
@@ -18,11 +19,9 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const gql = (query: string, variables?: Record<string, unknown>, who: IssuedCredentials = creds) => t.graphql(query, variables, apiKey(who));
-
 describe('Query.property and Query.properties', () => {
   it('returns a property with its room types and rate plans', async () => {
-    const res = await gql(`{ property(id: 3) { id name city starRating timezone updatedAt roomTypes { id maxOccupancy bedGroups { id description } ratePlans { id mealPlan cancellationPolicy refundable } } } }`);
+    const res = await gql(t, creds, `{ property(id: 3) { id name city starRating timezone updatedAt roomTypes { id maxOccupancy bedGroups { id description } ratePlans { id mealPlan cancellationPolicy refundable } } } }`);
     expect(res.errors).toBeUndefined();
     const p = data.property(3)!;
     expect(res.data!.property).toEqual({
@@ -42,8 +41,8 @@ describe('Query.property and Query.properties', () => {
   });
 
   it('gives null for an unknown property and a validation error for a bad id', async () => {
-    expect((await gql('{ property(id: 9999) { id } }')).data).toEqual({ property: null });
-    const bad = await gql('{ property(id: -1) { id } }');
+    expect((await gql(t, creds, '{ property(id: 9999) { id } }')).data).toEqual({ property: null });
+    const bad = await gql(t, creds, '{ property(id: -1) { id } }');
     expect(bad.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
   });
 
@@ -51,7 +50,7 @@ describe('Query.property and Query.properties', () => {
     t.service.deps.catalog.clear();
     const ids = Array.from({ length: 50 }, (_, i) => i + 200);
     const before = t.service.deps.upstream.calls;
-    const res = await gql('query($ids: [Int!]) { properties(ids: $ids) { nodes { id name roomTypes { id ratePlans { id } } } } }', { ids });
+    const res = await gql(t, creds, 'query($ids: [Int!]) { properties(ids: $ids) { nodes { id name roomTypes { id ratePlans { id } } } } }', { ids });
     expect(res.errors).toBeUndefined();
     const nodes = (res.data!.properties as { nodes: { id: number; roomTypes: unknown[] }[] }).nodes;
     expect(nodes.map((n) => n.id)).toEqual(ids);
@@ -62,47 +61,49 @@ describe('Query.property and Query.properties', () => {
     t.service.deps.catalog.clear();
     const aliased = ids.slice(0, 15).map((id) => `p${id}: property(id: ${id}) { id roomTypes { id } }`).join('\n');
     const before2 = t.service.deps.upstream.calls;
-    const res2 = await gql(`{ ${aliased} }`);
+    const res2 = await gql(t, creds, `{ ${aliased} }`);
     expect(res2.errors).toBeUndefined();
     expect(Object.keys(res2.data!)).toHaveLength(15);
     expect(t.service.deps.upstream.calls - before2).toBe(1);
   });
 
   it('pages through the catalog with a cursor and updatedSince', async () => {
-    const first = await gql('{ properties(first: 2) { nodes { id } endCursor hasNextPage } }');
+    const first = await gql(t, creds, '{ properties(first: 2) { nodes { id } endCursor hasNextPage } }');
     const page = first.data!.properties as { nodes: { id: number }[]; endCursor: string; hasNextPage: boolean };
     expect(page.nodes.map((n) => n.id)).toEqual([1, 2]);
     expect(page.hasNextPage).toBe(true);
-    const second = await gql('query($after: String) { properties(first: 2, after: $after) { nodes { id } } }', { after: page.endCursor });
+    const second = await gql(t, creds, 'query($after: String) { properties(first: 2, after: $after) { nodes { id } } }', { after: page.endCursor });
     expect((second.data!.properties as { nodes: { id: number }[] }).nodes.map((n) => n.id)).toEqual([3, 4]);
-    const since = await gql('{ properties(first: 100, updatedSince: "2026-10-01T00:00:00Z") { nodes { updatedAt } } }');
+    const since = await gql(t, creds, '{ properties(first: 100, updatedSince: "2026-10-01T00:00:00Z") { nodes { updatedAt } } }');
     const times = (since.data!.properties as { nodes: { updatedAt: string }[] }).nodes.map((n) => n.updatedAt);
     expect(times.length).toBeGreaterThan(0);
     expect(times.every((u) => u > '2026-10-01T00:00:00Z')).toBe(true);
   });
 
   it('rejects a cursor it did not issue with VALIDATION_ERROR naming after', async () => {
-    const res = await gql('{ properties(first: 2, after: "zzz") { nodes { id } } }');
+    const res = await gql(t, creds, '{ properties(first: 2, after: "zzz") { nodes { id } } }');
     expect(res.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
     expect((res.errors?.[0]?.extensions?.details as any).fields[0].field).toBe('after');
   });
 
   it('rejects first above 100 and more than 100 ids', async () => {
-    expect((await gql('{ properties(first: 101) { nodes { id } } }')).errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+    expect((await gql(t, creds, '{ properties(first: 101) { nodes { id } } }')).errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
     const ids = Array.from({ length: 101 }, (_, i) => i + 1);
-    expect((await gql('query($ids: [Int!]) { properties(ids: $ids) { nodes { id } } }', { ids })).errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+    expect((await gql(t, creds, 'query($ids: [Int!]) { properties(ids: $ids) { nodes { id } } }', { ids })).errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
   });
 
   it('room types need roomtypes:read, like their REST twin', async () => {
-    const res = await gql('{ property(id: 3) { id roomTypes { id } } }', undefined, contentOnly);
+    const res = await gql(t, contentOnly, '{ property(id: 3) { id roomTypes { id } } }');
     expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'roomtypes:read' } });
-    expect((await gql('{ property(id: 3) { id name } }', undefined, contentOnly)).errors).toBeUndefined();
+    expect((await gql(t, contentOnly, '{ property(id: 3) { id name } }')).errors).toBeUndefined();
   });
 });
 
 describe('availability, propertyAvailability and rates', () => {
   it('availability agrees with GET /search/availability', async () => {
     const res = await gql(
+      t,
+      creds,
       `query($input: AvailabilitySearchInput!) { availability(input: $input) {
         items { propertyId name lowestNightlyPrice lowestTotalPrice currency available }
         searchContext { checkin nights rooms occupancy { adults childrenAges } currency sortBy perPage }
@@ -132,7 +133,7 @@ describe('availability, propertyAvailability and rates', () => {
       [{ checkin: '2026/12/01', checkout: CHECKOUT, adults: 1 }, 'input.checkin'],
     ];
     for (const [input, field] of cases) {
-      const res = await gql('query($input: AvailabilitySearchInput!) { availability(input: $input) { items { propertyId } } }', { input });
+      const res = await gql(t, creds, 'query($input: AvailabilitySearchInput!) { availability(input: $input) { items { propertyId } } }', { input });
       expect(res.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
       expect((res.errors?.[0]?.extensions?.details as any).fields.map((f: any) => f.field)).toContain(field);
     }
@@ -140,6 +141,8 @@ describe('availability, propertyAvailability and rates', () => {
 
   it('propertyAvailability issues tokens; rates gives nightly lines', async () => {
     const res = await gql(
+      t,
+      creds,
       `query($a: PropertyAvailabilityInput!, $r: RatesInput!) {
         propertyAvailability(input: $a) { property { id name } nights roomTypes { roomtypeId rates { rateplanId availableRooms priceCheckToken expiresAt pricing { inclusiveAmount billableInclusiveAmount requestCurrency } cancellationPolicy { type freeCancellationBefore } } } }
         rates(input: $r) { checkin nights roomTypes { rates { nightly { date baseRate taxAndServiceFee } priceCheckToken } } } }`,
@@ -158,7 +161,7 @@ describe('availability, propertyAvailability and rates', () => {
 
   it('needs search:availability and reports provider failures as UPSTREAM_ERROR', async () => {
     const q = `{ rates(input: { propertyId: 1 }) { nights } }`;
-    expect((await gql(q, undefined, contentOnly)).errors?.[0]?.extensions).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'search:availability' } });
+    expect((await gql(t, contentOnly, q)).errors?.[0]?.extensions).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'search:availability' } });
     const failed = await t.graphql(q, undefined, { ...apiKey(creds), 'x-test-scenario': 'upstream_error' });
     expect(failed.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
   });

@@ -4,7 +4,8 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { v1 } from '../helpers/flow.js';
-import { apiKey, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
+import { dataOf, gql, type Gql, topError } from '../helpers/graphql.js';
+import { startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
 
 /**
  * The GraphQL twins of the webhook routes: subscriptions (the secret shown once), the delivery
@@ -13,7 +14,6 @@ import { apiKey, startTestService, type GraphQLResult, type TestService } from '
  * dispatcher (EVENTS_POLL_INTERVAL_MS=0): the tests drain it.
  */
 
-type Gql = Record<string, any>;
 
 interface Received {
   path: string;
@@ -80,19 +80,6 @@ const ALL_EVENTS = [
   'reservation_no_show',
 ];
 
-const gql = (query: string, variables?: Record<string, unknown>, who: IssuedCredentials = creds) =>
-  t.graphql(query, variables, apiKey(who));
-
-function dataOf(res: GraphQLResult): Gql {
-  expect(res.errors).toBeUndefined();
-  return res.data as Gql;
-}
-
-function topError(res: GraphQLResult) {
-  expect(res.errors?.length).toBeGreaterThan(0);
-  return res.errors![0]!;
-}
-
 function fieldsOf(res: GraphQLResult): string[] {
   const error = topError(res);
   expect(error.extensions?.code).toBe('VALIDATION_ERROR');
@@ -100,7 +87,7 @@ function fieldsOf(res: GraphQLResult): string[] {
 }
 
 async function create(input: Record<string, unknown>, who: IssuedCredentials = creds): Promise<{ secret: string; webhook: Gql }> {
-  return dataOf(await gql(CREATE, { input }, who)).createWebhook;
+  return dataOf(await gql(t, who, CREATE, { input })).createWebhook;
 }
 
 /** The requests the receiver got on `path`, each verified against the secret. */
@@ -130,55 +117,55 @@ describe('Mutation.createWebhook and Query.webhooks', () => {
     expect(narrow.webhook.description).toBeNull();
     expect(narrow.secret).not.toBe(secret);
 
-    const list = dataOf(await gql(LIST)).webhooks as Gql[];
+    const list = dataOf(await gql(t, creds, LIST)).webhooks as Gql[];
     expect(list.map((w) => w.id)).toEqual(expect.arrayContaining([webhook.id, narrow.webhook.id]));
     expect(list.find((w) => w.id === webhook.id)).toEqual(webhook);
     expect(JSON.stringify(list)).not.toContain(secret);
-    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toEqual(webhook);
+    expect(dataOf(await gql(t, creds, ONE, { id: webhook.id })).webhook).toEqual(webhook);
 
-    const fields = dataOf(await gql('{ __type(name: "Webhook") { fields { name } } }')).__type.fields as { name: string }[];
+    const fields = dataOf(await gql(t, creds, '{ __type(name: "Webhook") { fields { name } } }')).__type.fields as { name: string }[];
     expect(fields.map((f) => f.name)).not.toContain('secret');
-    const asked = await gql('{ webhooks { id secret } }');
+    const asked = await gql(t, creds, '{ webhooks { id secret } }');
     expect(asked.data).toBeUndefined();
     expect(topError(asked).message).toMatch(/Cannot query field "secret"/);
   });
 
   it('refuses bad input with a top-level VALIDATION_ERROR naming the GraphQL fields', async () => {
-    expect(fieldsOf(await gql(CREATE, { input: { url: 'not a url' } }))).toEqual(['input.url']);
-    expect(fieldsOf(await gql(CREATE, { input: { url: 'ftp://example.com/hook' } }))).toEqual(['input.url']);
-    expect(fieldsOf(await gql(CREATE, { input: { url: '  ' } }))).toEqual(['input.url']);
-    expect(fieldsOf(await gql(CREATE, { input: { url: `${base}/#frag` } }))).toEqual(['input.url']);
-    expect(fieldsOf(await gql(CREATE, { input: { url: `${base}/x`, events: [] } }))).toEqual(['input.events']);
+    expect(fieldsOf(await gql(t, creds, CREATE, { input: { url: 'not a url' } }))).toEqual(['input.url']);
+    expect(fieldsOf(await gql(t, creds, CREATE, { input: { url: 'ftp://example.com/hook' } }))).toEqual(['input.url']);
+    expect(fieldsOf(await gql(t, creds, CREATE, { input: { url: '  ' } }))).toEqual(['input.url']);
+    expect(fieldsOf(await gql(t, creds, CREATE, { input: { url: `${base}/#frag` } }))).toEqual(['input.url']);
+    expect(fieldsOf(await gql(t, creds, CREATE, { input: { url: `${base}/x`, events: [] } }))).toEqual(['input.events']);
     expect(
-      fieldsOf(await gql(CREATE, { input: { url: `${base}/x`, events: ['reservation_created', 'reservation_created'] } })),
+      fieldsOf(await gql(t, creds, CREATE, { input: { url: `${base}/x`, events: ['reservation_created', 'reservation_created'] } })),
     ).toEqual(['input.events']);
-    expect(fieldsOf(await gql(CREATE, { input: { url: `${base}/x`, description: 'd'.repeat(201) } }))).toEqual([
+    expect(fieldsOf(await gql(t, creds, CREATE, { input: { url: `${base}/x`, description: 'd'.repeat(201) } }))).toEqual([
       'input.description',
     ]);
     // PostgreSQL text cannot hold NUL: refused as input, not a server error.
-    const nul = await gql(CREATE, { input: { url: `${base}/x`, description: 'a\u0000b' } });
+    const nul = await gql(t, creds, CREATE, { input: { url: `${base}/x`, description: 'a\u0000b' } });
     expect(fieldsOf(nul)).toEqual(['input.description']);
     expect((nul.errors![0]!.extensions?.details?.fields as { reason: string }[])[0]!.reason).toMatch(/NUL/);
 
     // An event type the enum does not know never reaches the resolver: GraphQL refuses the variable.
-    const unknown = await gql(CREATE, { input: { url: `${base}/x`, events: ['reservation_exploded'] } });
+    const unknown = await gql(t, creds, CREATE, { input: { url: `${base}/x`, events: ['reservation_exploded'] } });
     expect(unknown.data ?? null).toBeNull();
     expect(topError(unknown).message).toMatch(/reservation_exploded/);
     // The internal spelling is not a GraphQL value either.
-    const dotted = await gql(CREATE, { input: { url: `${base}/x`, events: ['reservation.created'] } });
+    const dotted = await gql(t, creds, CREATE, { input: { url: `${base}/x`, events: ['reservation.created'] } });
     expect(topError(dotted).message).toMatch(/reservation\.created/);
 
-    const mine = dataOf(await gql(LIST)).webhooks as Gql[];
+    const mine = dataOf(await gql(t, creds, LIST)).webhooks as Gql[];
     expect(mine.some((w) => w.url.startsWith(`${base}/x`))).toBe(false);
   });
 
   it('refuses more than 20 webhooks per channel with WEBHOOK_LIMIT_REACHED', async () => {
     const busy = await t.channel();
     for (let i = 0; i < 20; i++) await create({ url: `${base}/limit/${i}` }, busy);
-    const res = await gql(CREATE, { input: { url: `${base}/limit/20` } }, busy);
+    const res = await gql(t, busy, CREATE, { input: { url: `${base}/limit/20` } });
     expect(res.data).toBeNull();
     expect(topError(res).extensions).toEqual({ code: 'WEBHOOK_LIMIT_REACHED', details: { limit: 20 } });
-    expect((dataOf(await gql(LIST, {}, busy)).webhooks as Gql[]).length).toBe(20);
+    expect((dataOf(await gql(t, busy, LIST, {})).webhooks as Gql[]).length).toBe(20);
   });
 });
 
@@ -203,12 +190,12 @@ describe('authentication and scope', () => {
       const anonymous = await t.graphql(query, variables);
       nothing(anonymous);
       expect(topError(anonymous).extensions?.code).toBe('UNAUTHORIZED');
-      const limited = await gql(query, variables, reader);
+      const limited = await gql(t, reader, query, variables);
       nothing(limited);
       expect(topError(limited).extensions).toEqual({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'channels:write' } });
     }
     // Nothing was changed, pinged or deleted.
-    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toEqual(webhook);
+    expect(dataOf(await gql(t, creds, ONE, { id: webhook.id })).webhook).toEqual(webhook);
     expect(received.filter((r) => r.path === '/auth')).toEqual([]);
   });
 });
@@ -216,38 +203,38 @@ describe('authentication and scope', () => {
 describe("another channel's webhook", () => {
   it('is null on queries and NOT_FOUND on mutations and the delivery log; it stays as it was', async () => {
     const { webhook } = await create({ url: `${base}/theirs` });
-    const ping = dataOf(await gql(PING, { id: webhook.id })).pingWebhook;
+    const ping = dataOf(await gql(t, creds, PING, { id: webhook.id })).pingWebhook;
     const stranger = await t.channel();
 
-    expect(dataOf(await gql(ONE, { id: webhook.id }, stranger)).webhook).toBeNull();
-    expect(dataOf(await gql(LIST, {}, stranger)).webhooks).toEqual([]);
-    expect(dataOf(await gql(DELIVERY, { webhookId: webhook.id, id: ping.id }, stranger)).webhookDelivery).toBeNull();
+    expect(dataOf(await gql(t, stranger, ONE, { id: webhook.id })).webhook).toBeNull();
+    expect(dataOf(await gql(t, stranger, LIST, {})).webhooks).toEqual([]);
+    expect(dataOf(await gql(t, stranger, DELIVERY, { webhookId: webhook.id, id: ping.id })).webhookDelivery).toBeNull();
     const notFound = [
-      await gql(DELIVERIES, { webhookId: webhook.id }, stranger),
-      await gql(UPDATE, { id: webhook.id, input: { enabled: false } }, stranger),
-      await gql(DELETE, { id: webhook.id }, stranger),
-      await gql(PING, { id: webhook.id }, stranger),
-      await gql(REPLAY, { webhookId: webhook.id, id: ping.id }, stranger),
+      await gql(t, stranger, DELIVERIES, { webhookId: webhook.id }),
+      await gql(t, stranger, UPDATE, { id: webhook.id, input: { enabled: false } }),
+      await gql(t, stranger, DELETE, { id: webhook.id }),
+      await gql(t, stranger, PING, { id: webhook.id }),
+      await gql(t, stranger, REPLAY, { webhookId: webhook.id, id: ping.id }),
     ];
     for (const res of notFound) {
       expect(res.data).toBeNull();
       expect(topError(res).extensions?.code).toBe('NOT_FOUND');
     }
-    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toMatchObject({ status: 'active' });
+    expect(dataOf(await gql(t, creds, ONE, { id: webhook.id })).webhook).toMatchObject({ status: 'active' });
     expect(received.filter((r) => r.path === '/theirs')).toHaveLength(1);
   });
 
   it('unknown and malformed ids: null on queries, NOT_FOUND on mutations', async () => {
     const { webhook } = await create({ url: `${base}/ids` });
     const unknown = '00000000-0000-4000-8000-000000000000';
-    expect(dataOf(await gql(ONE, { id: unknown })).webhook).toBeNull();
-    expect(dataOf(await gql(ONE, { id: 'nope' })).webhook).toBeNull();
-    expect(dataOf(await gql(DELIVERY, { webhookId: webhook.id, id: unknown })).webhookDelivery).toBeNull();
-    expect(dataOf(await gql(DELIVERY, { webhookId: webhook.id, id: 'nope' })).webhookDelivery).toBeNull();
-    expect(topError(await gql(DELETE, { id: 'nope' })).extensions?.code).toBe('NOT_FOUND');
-    expect(topError(await gql(PING, { id: unknown })).extensions?.code).toBe('NOT_FOUND');
-    expect(topError(await gql(REPLAY, { webhookId: webhook.id, id: unknown })).extensions?.code).toBe('NOT_FOUND');
-    expect(topError(await gql(DELIVERIES, { webhookId: unknown })).extensions?.code).toBe('NOT_FOUND');
+    expect(dataOf(await gql(t, creds, ONE, { id: unknown })).webhook).toBeNull();
+    expect(dataOf(await gql(t, creds, ONE, { id: 'nope' })).webhook).toBeNull();
+    expect(dataOf(await gql(t, creds, DELIVERY, { webhookId: webhook.id, id: unknown })).webhookDelivery).toBeNull();
+    expect(dataOf(await gql(t, creds, DELIVERY, { webhookId: webhook.id, id: 'nope' })).webhookDelivery).toBeNull();
+    expect(topError(await gql(t, creds, DELETE, { id: 'nope' })).extensions?.code).toBe('NOT_FOUND');
+    expect(topError(await gql(t, creds, PING, { id: unknown })).extensions?.code).toBe('NOT_FOUND');
+    expect(topError(await gql(t, creds, REPLAY, { webhookId: webhook.id, id: unknown })).extensions?.code).toBe('NOT_FOUND');
+    expect(topError(await gql(t, creds, DELIVERIES, { webhookId: unknown })).extensions?.code).toBe('NOT_FOUND');
   });
 });
 
@@ -255,54 +242,54 @@ describe('Mutation.updateWebhook and deleteWebhook', () => {
   it('changes url, events and description; null clears the description; disables and enables', async () => {
     const { webhook } = await create({ url: `${base}/before`, description: 'first' });
     const changed = dataOf(
-      await gql(UPDATE, { id: webhook.id, input: { url: `${base}/after`, events: ['reservation_no_show'], description: 'second' } }),
+      await gql(t, creds, UPDATE, { id: webhook.id, input: { url: `${base}/after`, events: ['reservation_no_show'], description: 'second' } }),
     ).updateWebhook;
     expect(changed).toMatchObject({ id: webhook.id, url: `${base}/after`, events: ['reservation_no_show'], description: 'second', status: 'active' });
     expect(Date.parse(changed.updatedAt)).toBeGreaterThanOrEqual(Date.parse(webhook.updatedAt));
     expect(changed.createdAt).toBe(webhook.createdAt);
 
-    const cleared = dataOf(await gql(UPDATE, { id: webhook.id, input: { description: null } })).updateWebhook;
+    const cleared = dataOf(await gql(t, creds, UPDATE, { id: webhook.id, input: { description: null } })).updateWebhook;
     expect(cleared).toMatchObject({ description: null, url: `${base}/after`, events: ['reservation_no_show'] });
 
-    const disabled = dataOf(await gql(UPDATE, { id: webhook.id, input: { enabled: false } })).updateWebhook;
+    const disabled = dataOf(await gql(t, creds, UPDATE, { id: webhook.id, input: { enabled: false } })).updateWebhook;
     expect(disabled).toMatchObject({ status: 'disabled', disabledReason: 'disabled by the channel' });
     expect(disabled.disabledAt).toEqual(expect.any(String));
     // Disabling again keeps the first time and reason.
-    const again = dataOf(await gql(UPDATE, { id: webhook.id, input: { enabled: false } })).updateWebhook;
+    const again = dataOf(await gql(t, creds, UPDATE, { id: webhook.id, input: { enabled: false } })).updateWebhook;
     expect(again.disabledAt).toBe(disabled.disabledAt);
 
-    const enabled = dataOf(await gql(UPDATE, { id: webhook.id, input: { enabled: true } })).updateWebhook;
+    const enabled = dataOf(await gql(t, creds, UPDATE, { id: webhook.id, input: { enabled: true } })).updateWebhook;
     expect(enabled).toMatchObject({ status: 'active', disabledReason: null, disabledAt: null });
-    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toEqual(enabled);
+    expect(dataOf(await gql(t, creds, ONE, { id: webhook.id })).webhook).toEqual(enabled);
   });
 
   it('refuses an empty change, clearing url or events and bad values with VALIDATION_ERROR', async () => {
     const { webhook } = await create({ url: `${base}/strict` });
-    const empty = await gql(UPDATE, { id: webhook.id, input: {} });
+    const empty = await gql(t, creds, UPDATE, { id: webhook.id, input: {} });
     expect(topError(empty).extensions?.code).toBe('VALIDATION_ERROR');
-    expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { url: null } }))).toEqual(['input.url']);
-    expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { events: null } }))).toEqual(['input.events']);
-    expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { url: 'gopher://example.com' } }))).toEqual(['input.url']);
-    expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { events: [] } }))).toEqual(['input.events']);
-    expect(fieldsOf(await gql(UPDATE, { id: webhook.id, input: { description: '\u0000' } }))).toEqual(['input.description']);
-    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toEqual(webhook);
+    expect(fieldsOf(await gql(t, creds, UPDATE, { id: webhook.id, input: { url: null } }))).toEqual(['input.url']);
+    expect(fieldsOf(await gql(t, creds, UPDATE, { id: webhook.id, input: { events: null } }))).toEqual(['input.events']);
+    expect(fieldsOf(await gql(t, creds, UPDATE, { id: webhook.id, input: { url: 'gopher://example.com' } }))).toEqual(['input.url']);
+    expect(fieldsOf(await gql(t, creds, UPDATE, { id: webhook.id, input: { events: [] } }))).toEqual(['input.events']);
+    expect(fieldsOf(await gql(t, creds, UPDATE, { id: webhook.id, input: { description: '\u0000' } }))).toEqual(['input.description']);
+    expect(dataOf(await gql(t, creds, ONE, { id: webhook.id })).webhook).toEqual(webhook);
   });
 
   it('deletes a webhook: returns its id; it is gone from the list, and a second delete is NOT_FOUND', async () => {
     const { webhook } = await create({ url: `${base}/gone` });
-    await gql(PING, { id: webhook.id });
-    expect(dataOf(await gql(DELETE, { id: webhook.id })).deleteWebhook).toBe(webhook.id);
-    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toBeNull();
-    expect((dataOf(await gql(LIST)).webhooks as Gql[]).map((w) => w.id)).not.toContain(webhook.id);
-    expect(topError(await gql(DELETE, { id: webhook.id })).extensions?.code).toBe('NOT_FOUND');
-    expect(topError(await gql(DELIVERIES, { webhookId: webhook.id })).extensions?.code).toBe('NOT_FOUND');
+    await gql(t, creds, PING, { id: webhook.id });
+    expect(dataOf(await gql(t, creds, DELETE, { id: webhook.id })).deleteWebhook).toBe(webhook.id);
+    expect(dataOf(await gql(t, creds, ONE, { id: webhook.id })).webhook).toBeNull();
+    expect((dataOf(await gql(t, creds, LIST)).webhooks as Gql[]).map((w) => w.id)).not.toContain(webhook.id);
+    expect(topError(await gql(t, creds, DELETE, { id: webhook.id })).extensions?.code).toBe('NOT_FOUND');
+    expect(topError(await gql(t, creds, DELIVERIES, { webhookId: webhook.id })).extensions?.code).toBe('NOT_FOUND');
   });
 });
 
 describe('Mutation.pingWebhook', () => {
   it('sends a signed webhook.ping at once and answers with its delivery: delivered after one attempt', async () => {
     const { secret, webhook } = await create({ url: `${base}/ping` });
-    const ping = dataOf(await gql(PING, { id: webhook.id })).pingWebhook;
+    const ping = dataOf(await gql(t, creds, PING, { id: webhook.id })).pingWebhook;
     expect(ping).toMatchObject({
       webhookId: webhook.id,
       eventId: null,
@@ -326,16 +313,16 @@ describe('Mutation.pingWebhook', () => {
     const other = await create({ url: `${base}/ping-other` });
     expect(() => new Webhook(other.secret).verify(got!.body, got!.headers)).toThrow();
 
-    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook.lastSuccessAt).toEqual(expect.any(String));
-    expect(dataOf(await gql(DELIVERY, { webhookId: webhook.id, id: ping.id })).webhookDelivery).toEqual(ping);
+    expect(dataOf(await gql(t, creds, ONE, { id: webhook.id })).webhook.lastSuccessAt).toEqual(expect.any(String));
+    expect(dataOf(await gql(t, creds, DELIVERY, { webhookId: webhook.id, id: ping.id })).webhookDelivery).toEqual(ping);
   });
 
   it('a refused ping is failed after its one attempt (not retried), and a disabled webhook can be pinged', async () => {
     const { secret, webhook } = await create({ url: `${base}/ping-refused` });
-    await gql(UPDATE, { id: webhook.id, input: { enabled: false } });
+    await gql(t, creds, UPDATE, { id: webhook.id, input: { enabled: false } });
     answer = 500;
     try {
-      const ping = dataOf(await gql(PING, { id: webhook.id })).pingWebhook;
+      const ping = dataOf(await gql(t, creds, PING, { id: webhook.id })).pingWebhook;
       expect(ping).toMatchObject({ status: 'failed', attempts: 1, nextAttemptAt: null, deliveredAt: null });
       expect(ping.attemptLog).toEqual([
         expect.objectContaining({ attempt: 1, statusCode: 500, responseBody: 'nope', error: 'HTTP 500' }),
@@ -346,7 +333,7 @@ describe('Mutation.pingWebhook', () => {
     expect(verifiedOn('/ping-refused', secret)).toHaveLength(1);
     await t.service.dispatcher.drain();
     expect(received.filter((r) => r.path === '/ping-refused')).toHaveLength(1);
-    expect(dataOf(await gql(ONE, { id: webhook.id })).webhook).toMatchObject({ status: 'disabled', lastSuccessAt: null });
+    expect(dataOf(await gql(t, creds, ONE, { id: webhook.id })).webhook).toMatchObject({ status: 'disabled', lastSuccessAt: null });
   });
 });
 
@@ -368,7 +355,7 @@ describe('deliveries of booking events, and replay', () => {
   });
 
   it('delivers reservation.created and reservation.confirmed, signed, to the webhooks subscribed to them', async () => {
-    const page = dataOf(await gql(DELIVERIES, { webhookId: hook.id })).webhookDeliveries;
+    const page = dataOf(await gql(t, creds, DELIVERIES, { webhookId: hook.id })).webhookDeliveries;
     expect(page.pagination).toEqual({ total: 2, page: 1, perPage: 20, totalPages: 1, hasNext: false });
     const items = page.items as Gql[];
     expect(items.map((d) => d.type).sort()).toEqual(['reservation.confirmed', 'reservation.created']);
@@ -386,7 +373,7 @@ describe('deliveries of booking events, and replay', () => {
     expect(got.map((r) => r.headers['webhook-id']).sort()).toEqual(items.map((d) => d.id).sort());
     for (const r of got) expect(r.body).toBe(items.find((d) => d.id === r.headers['webhook-id'])!.payload);
 
-    const only = dataOf(await gql(DELIVERIES, { webhookId: confirmedOnly.webhook.id })).webhookDeliveries.items as Gql[];
+    const only = dataOf(await gql(t, creds, DELIVERIES, { webhookId: confirmedOnly.webhook.id })).webhookDeliveries.items as Gql[];
     expect(only.map((d) => d.type)).toEqual(['reservation.confirmed']);
     expect(verifiedOn('/confirmed', confirmedOnly.secret)).toHaveLength(1);
     // The same event to two webhooks: one event id, two deliveries (two webhook-ids).
@@ -396,41 +383,41 @@ describe('deliveries of booking events, and replay', () => {
   });
 
   it('filters by status and pages, newest first', async () => {
-    const delivered = dataOf(await gql(DELIVERIES, { webhookId: hook.id, status: 'delivered' })).webhookDeliveries;
+    const delivered = dataOf(await gql(t, creds, DELIVERIES, { webhookId: hook.id, status: 'delivered' })).webhookDeliveries;
     expect(delivered.pagination.total).toBe(2);
     for (const status of ['pending', 'held', 'failed']) {
-      const none = dataOf(await gql(DELIVERIES, { webhookId: hook.id, status })).webhookDeliveries;
+      const none = dataOf(await gql(t, creds, DELIVERIES, { webhookId: hook.id, status })).webhookDeliveries;
       expect(none).toEqual({ items: [], pagination: { total: 0, page: 1, perPage: 20, totalPages: 0, hasNext: false } });
     }
-    const first = dataOf(await gql(DELIVERIES, { webhookId: hook.id, perPage: 1 })).webhookDeliveries;
-    const second = dataOf(await gql(DELIVERIES, { webhookId: hook.id, perPage: 1, page: 2 })).webhookDeliveries;
+    const first = dataOf(await gql(t, creds, DELIVERIES, { webhookId: hook.id, perPage: 1 })).webhookDeliveries;
+    const second = dataOf(await gql(t, creds, DELIVERIES, { webhookId: hook.id, perPage: 1, page: 2 })).webhookDeliveries;
     expect(first.pagination).toEqual({ total: 2, page: 1, perPage: 1, totalPages: 2, hasNext: true });
     expect(second.pagination).toEqual({ total: 2, page: 2, perPage: 1, totalPages: 2, hasNext: false });
-    const all = dataOf(await gql(DELIVERIES, { webhookId: hook.id })).webhookDeliveries.items as Gql[];
+    const all = dataOf(await gql(t, creds, DELIVERIES, { webhookId: hook.id })).webhookDeliveries.items as Gql[];
     expect([first.items[0].id, second.items[0].id]).toEqual(all.map((d) => d.id));
 
-    expect(fieldsOf(await gql(DELIVERIES, { webhookId: hook.id, perPage: 101 }))).toEqual(['perPage']);
-    expect(fieldsOf(await gql(DELIVERIES, { webhookId: hook.id, page: 0 }))).toEqual(['page']);
+    expect(fieldsOf(await gql(t, creds, DELIVERIES, { webhookId: hook.id, perPage: 101 }))).toEqual(['perPage']);
+    expect(fieldsOf(await gql(t, creds, DELIVERIES, { webhookId: hook.id, page: 0 }))).toEqual(['page']);
   });
 
   it('replays a delivered delivery with the same webhook-id and body; refuses a pending one and a disabled webhook', async () => {
-    const created = (dataOf(await gql(DELIVERIES, { webhookId: hook.id })).webhookDeliveries.items as Gql[]).find(
+    const created = (dataOf(await gql(t, creds, DELIVERIES, { webhookId: hook.id })).webhookDeliveries.items as Gql[]).find(
       (d) => d.type === 'reservation.created',
     )!;
-    const replayed = dataOf(await gql(REPLAY, { webhookId: hook.id, id: created.id })).replayWebhookDelivery;
+    const replayed = dataOf(await gql(t, creds, REPLAY, { webhookId: hook.id, id: created.id })).replayWebhookDelivery;
     expect(replayed).toMatchObject({ id: created.id, status: 'pending', attempts: 1, deliveredAt: null, payload: created.payload });
     expect(replayed.nextAttemptAt).toEqual(expect.any(String));
 
-    const pending = await gql(REPLAY, { webhookId: hook.id, id: created.id });
+    const pending = await gql(t, creds, REPLAY, { webhookId: hook.id, id: created.id });
     expect(pending.data).toBeNull();
     expect(topError(pending).extensions).toMatchObject({
       code: 'DELIVERY_PENDING',
       details: { next_attempt_at: replayed.nextAttemptAt },
     });
-    expect(dataOf(await gql(DELIVERIES, { webhookId: hook.id, status: 'pending' })).webhookDeliveries.pagination.total).toBe(1);
+    expect(dataOf(await gql(t, creds, DELIVERIES, { webhookId: hook.id, status: 'pending' })).webhookDeliveries.pagination.total).toBe(1);
 
     await t.service.dispatcher.drain();
-    const after = dataOf(await gql(DELIVERY, { webhookId: hook.id, id: created.id })).webhookDelivery;
+    const after = dataOf(await gql(t, creds, DELIVERY, { webhookId: hook.id, id: created.id })).webhookDelivery;
     expect(after).toMatchObject({ status: 'delivered', attempts: 2, nextAttemptAt: null });
     expect(after.attemptLog.map((a: Gql) => [a.attempt, a.statusCode])).toEqual([
       [1, 200],
@@ -441,39 +428,39 @@ describe('deliveries of booking events, and replay', () => {
     expect(copies[1]!.body).toBe(copies[0]!.body);
     expect(copies[1]!.body).toBe(created.payload);
 
-    await gql(UPDATE, { id: hook.id, input: { enabled: false } });
-    const disabled = await gql(REPLAY, { webhookId: hook.id, id: created.id });
+    await gql(t, creds, UPDATE, { id: hook.id, input: { enabled: false } });
+    const disabled = await gql(t, creds, REPLAY, { webhookId: hook.id, id: created.id });
     expect(disabled.data).toBeNull();
     expect(topError(disabled).extensions?.code).toBe('WEBHOOK_DISABLED');
-    await gql(UPDATE, { id: hook.id, input: { enabled: true } });
-    expect(dataOf(await gql(DELIVERY, { webhookId: hook.id, id: created.id })).webhookDelivery.status).toBe('delivered');
+    await gql(t, creds, UPDATE, { id: hook.id, input: { enabled: true } });
+    expect(dataOf(await gql(t, creds, DELIVERY, { webhookId: hook.id, id: created.id })).webhookDelivery.status).toBe('delivered');
 
     // A delivery of another webhook of the same channel is not found under this one.
-    const only = dataOf(await gql(DELIVERIES, { webhookId: confirmedOnly.webhook.id })).webhookDeliveries.items[0];
-    expect(dataOf(await gql(DELIVERY, { webhookId: hook.id, id: only.id })).webhookDelivery).toBeNull();
-    expect(topError(await gql(REPLAY, { webhookId: hook.id, id: only.id })).extensions?.code).toBe('NOT_FOUND');
+    const only = dataOf(await gql(t, creds, DELIVERIES, { webhookId: confirmedOnly.webhook.id })).webhookDeliveries.items[0];
+    expect(dataOf(await gql(t, creds, DELIVERY, { webhookId: hook.id, id: only.id })).webhookDelivery).toBeNull();
+    expect(topError(await gql(t, creds, REPLAY, { webhookId: hook.id, id: only.id })).extensions?.code).toBe('NOT_FOUND');
   });
 
   it('a disabled webhook holds new deliveries (status held, no next attempt, not replayable); enabling sends them', async () => {
     const owner = await t.channel();
     const { webhook } = await create({ url: `${base}/held`, events: ['reservation_created'] }, owner);
-    dataOf(await gql(UPDATE, { id: webhook.id, input: { enabled: false } }, owner));
+    dataOf(await gql(t, owner, UPDATE, { id: webhook.id, input: { enabled: false } }));
     const api = v1(t, owner);
     const o = await api.offer();
     expect((await api.book({ book_token: o.bookToken, booker_name: 'A B', guests_adult: 2 })).status).toBe(201);
     await t.service.dispatcher.drain();
 
-    const held = dataOf(await gql(DELIVERIES, { webhookId: webhook.id, status: 'held' }, owner)).webhookDeliveries.items as Gql[];
+    const held = dataOf(await gql(t, owner, DELIVERIES, { webhookId: webhook.id, status: 'held' })).webhookDeliveries.items as Gql[];
     expect(held).toHaveLength(1);
     expect(held[0]).toMatchObject({ type: 'reservation.created', status: 'held', attempts: 0, nextAttemptAt: null, attemptLog: [] });
-    const replay = await gql(REPLAY, { webhookId: webhook.id, id: held[0]!.id }, owner);
+    const replay = await gql(t, owner, REPLAY, { webhookId: webhook.id, id: held[0]!.id });
     expect(replay.data).toBeNull();
     expect(topError(replay).extensions?.code).toBe('DELIVERY_HELD');
     expect(received.filter((r) => r.path === '/held')).toEqual([]);
 
-    dataOf(await gql(UPDATE, { id: webhook.id, input: { enabled: true } }, owner));
+    dataOf(await gql(t, owner, UPDATE, { id: webhook.id, input: { enabled: true } }));
     await t.service.dispatcher.drain();
-    expect(dataOf(await gql(DELIVERY, { webhookId: webhook.id, id: held[0]!.id }, owner)).webhookDelivery).toMatchObject({
+    expect(dataOf(await gql(t, owner, DELIVERY, { webhookId: webhook.id, id: held[0]!.id })).webhookDelivery).toMatchObject({
       status: 'delivered',
       attempts: 1,
     });

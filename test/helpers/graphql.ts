@@ -1,0 +1,29 @@
+import { expect } from 'vitest';
+import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import { apiKey, type GraphQLResult, type TestService } from './service.js';
+
+/** A GraphQL object as a test reads it. */
+export type Gql = Record<string, any>;
+
+/** A GraphQL request to `t` with the API key of `who` (and any further headers). */
+export function gql(
+  t: TestService,
+  who: IssuedCredentials,
+  query: string,
+  variables?: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<GraphQLResult> {
+  return t.graphql(query, variables, { ...apiKey(who), ...headers });
+}
+
+/** The data of a result with no top-level errors. */
+export function dataOf(res: GraphQLResult): Gql {
+  expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
+  return res.data as Gql;
+}
+
+/** The first top-level error of a result that has one. */
+export function topError(res: GraphQLResult) {
+  expect(res.errors?.length, JSON.stringify(res.data)).toBeGreaterThan(0);
+  return res.errors![0]!;
+}
