@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { IssuedCredentials } from '../../src/services/channels/operator.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { apiKey, type GraphQLResult, type TestService } from './service.js';
 
 /** A GraphQL object as a test reads it. */
