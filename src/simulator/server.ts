@@ -20,30 +20,22 @@ import { serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { matchedRoutes } from 'hono/route';
-import { z } from 'zod';
 import {
-  AVAILABILITY_BATCH_LIMIT,
   type AvailabilityBatchResponse,
-  type AvailabilityRequest,
   type AvailabilityResponse,
-  type BookRequest,
-  type ChangeQuoteRequest,
   type ChangeQuoteResponse,
-  type ModifyRequest,
-  type PriceCheckRequest,
   type PriceCheckResponse,
-  type PropertyAvailability,
   type PropertyBatch,
   type PropertyPage,
-  type RoomOccupancy,
   SCENARIOS,
   type Scenario,
   type UpstreamBooking,
   type UpstreamProperty,
-  type UpstreamRate,
 } from '../upstream/protocol.js';
-import { Dataset, type Night, type Property } from './dataset.js';
-import { inclusiveTotal, type QuoteView, type RateRef, roomFits, SimulatorState, stayOf } from './state.js';
+import { Dataset } from './dataset.js';
+import { inclusiveTotal, type QuoteView, SimulatorState, stayOf } from './state.js';
+import { MAX_IDS, SimulatorError, availabilityBatchSchema, availabilitySchema, batchItemSchema, batchSchema, body, bookSchema, changeQuoteSchema, controlStatusSchema, errorResponse, invalid, listQuerySchema, modifySchema, notFound, parse, pathId, priceCheckSchema } from './requests.js';
+import { availability, listProperties, locateRate, priceCheck, wireProperty } from './wire.js';
 
 export interface SimulatorOptions {
   /** Dataset seed; the same seed always yields the same market. Default 42. */
@@ -82,203 +74,6 @@ export interface Simulator {
 export interface RunningSimulator extends Simulator {
   url: string;
   port: number;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Errors
-
-class SimulatorError extends Error {
-  constructor(
-    readonly status: 400 | 404 | 409 | 413 | 500,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const invalid = (message: string) => new SimulatorError(400, 'invalid_request', message);
-const notFound = (message: string) => new SimulatorError(404, 'not_found', message);
-
-function errorResponse(c: Context, error: SimulatorError): Response {
-  return c.json({ error: { code: error.code, message: error.message } }, error.status);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Request validation (strict: an unknown key is a caller bug, e.g. camelCase, not something to ignore)
-
-const MAX_NIGHTS = 30;
-const MAX_IDS = 1000;
-
-const day = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
-  .refine(isCalendarDate, 'not a calendar date');
-
-/** Rejects dates such as 2027-02-30, which Date would roll over into March. */
-function isCalendarDate(d: string): boolean {
-  const t = Date.parse(`${d}T00:00:00Z`);
-  return !Number.isNaN(t) && new Date(t).toISOString().startsWith(d);
-}
-
-const occupancy = z
-  .array(
-    z.strictObject({
-      adults: z.number().int().min(1).max(8),
-      children_ages: z.array(z.number().int().min(0).max(17)).max(8),
-    }),
-  )
-  .min(1)
-  .max(8);
-
-const propertyId = z.number().int().positive();
-
-const stayFields = { checkin: day, checkout: day, occupancy };
-
-/** Checkout after checkin, at most MAX_NIGHTS nights; skipped when a date is already invalid. */
-function checkStay(stay: { checkin: string; checkout: string }, ctx: z.RefinementCtx): void {
-  if (!isCalendarDate(stay.checkin) || !isCalendarDate(stay.checkout)) return;
-  const nights = (Date.parse(stay.checkout) - Date.parse(stay.checkin)) / 86_400_000;
-  if (nights < 1) ctx.addIssue({ code: 'custom', path: ['checkout'], message: 'must be after checkin' });
-  else if (nights > MAX_NIGHTS) ctx.addIssue({ code: 'custom', path: ['checkout'], message: `a stay is at most ${MAX_NIGHTS} nights` });
-}
-
-const availabilitySchema = z
-  .strictObject({
-    ...stayFields,
-    property_ids: z.array(propertyId).max(MAX_IDS).optional(),
-    city: z.string().min(1).max(100).optional(),
-    star_rating_min: z.number().min(0).max(5).optional(),
-    detail: z.enum(['lowest', 'rates']),
-  })
-  .superRefine(checkStay) satisfies z.ZodType<AvailabilityRequest>;
-
-/** A batch item always names its properties, so a batch never scans the catalog. */
-const batchItemSchema = z
-  .strictObject({
-    ...stayFields,
-    property_ids: z.array(propertyId).min(1).max(MAX_IDS),
-    city: z.string().min(1).max(100).optional(),
-    star_rating_min: z.number().min(0).max(5).optional(),
-    detail: z.enum(['lowest', 'rates']),
-  })
-  .superRefine(checkStay) satisfies z.ZodType<AvailabilityRequest>;
-
-/** The envelope only: each item is checked on its own, and a bad one is answered in its slot. */
-const availabilityBatchSchema = z.strictObject({ items: z.array(z.unknown()).min(1).max(AVAILABILITY_BATCH_LIMIT) });
-
-const rateFields = {
-  property_id: propertyId,
-  roomtype_id: z.string().min(1).max(100),
-  rateplan_id: z.string().min(1).max(100),
-  ...stayFields,
-};
-
-const priceCheckSchema = z
-  .strictObject({ ...rateFields, expected_total: z.number().int().nonnegative() })
-  .superRefine(checkStay) satisfies z.ZodType<PriceCheckRequest>;
-
-const bookSchema = z
-  .strictObject({
-    reference: z.string().min(1).max(200),
-    ...rateFields,
-    total: z.number().int().nonnegative(),
-    guest: z.strictObject({
-      first_name: z.string().max(200).nullable(),
-      last_name: z.string().max(200).nullable(),
-      name: z.string().min(1).max(400),
-    }),
-  })
-  .superRefine(checkStay) satisfies z.ZodType<BookRequest>;
-
-const batchSchema = z.strictObject({ ids: z.array(propertyId).min(1).max(MAX_IDS) });
-
-const changeQuoteSchema = z.strictObject({ checkin: day, checkout: day }).superRefine(checkStay) satisfies z.ZodType<ChangeQuoteRequest>;
-
-const modifySchema = z
-  .strictObject({ modification_id: z.string().min(1).max(200), checkin: day, checkout: day, total: z.number().int().nonnegative() })
-  .superRefine(checkStay) satisfies z.ZodType<ModifyRequest>;
-
-const listQuerySchema = z.object({
-  cursor: z.string().max(100).optional(),
-  limit: z
-    .string()
-    .regex(/^\d+$/, 'expected an integer')
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(1000))
-    .default(100),
-  updated_since: z.iso.datetime({ offset: true }).optional(),
-  include: z.literal('rooms').optional(),
-});
-
-const controlStatusSchema = z.strictObject({
-  status: z.enum(['confirmed', 'pending', 'failed', 'checked_in', 'checked_out', 'no_show']),
-});
-
-function parse<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  throw invalid(result.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));
-}
-
-async function body<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
-  let json: unknown;
-  try {
-    json = JSON.parse(await c.req.text());
-  } catch {
-    throw invalid('the body must be JSON');
-  }
-  return parse(schema, json);
-}
-
-function pathId(raw: string): number {
-  if (!/^[1-9]\d{0,8}$/.test(raw)) throw invalid('a property id is a positive integer');
-  return Number(raw);
-}
-
-/** Cursors are the last id of the page, base64url-encoded so callers treat them as opaque. */
-const encodeCursor = (id: number) => Buffer.from(String(id)).toString('base64url');
-
-function decodeCursor(cursor: string): number {
-  const text = Buffer.from(cursor, 'base64url').toString();
-  if (!/^\d{1,9}$/.test(text)) throw invalid('cursor: not a cursor from this server');
-  return Number(text);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Wire shapes
-
-function wireProperty(p: Property, withRooms: boolean): UpstreamProperty {
-  const property: UpstreamProperty = {
-    id: p.id,
-    name: p.name,
-    city: p.city,
-    country: p.country,
-    address: p.address,
-    star_rating: p.starRating,
-    latitude: p.latitude,
-    longitude: p.longitude,
-    timezone: p.timezone,
-    updated_at: p.updatedAt.toISOString(),
-  };
-  if (withRooms) {
-    property.room_types = p.roomTypes.map((r) => ({
-      id: r.id,
-      property_id: r.propertyId,
-      name: r.name,
-      max_occupancy: r.maxOccupancy,
-      bed_groups: r.bedGroups.map((b) => ({ ...b })),
-      rate_plans: r.ratePlans.map((rp) => ({
-        id: rp.id,
-        roomtype_id: rp.roomtypeId,
-        name: rp.name,
-        meal_plan: rp.mealPlan,
-        refundable: rp.refundable,
-        cancellation_policy: rp.cancellationPolicy,
-      })),
-    }));
-  }
-  return property;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -605,91 +400,3 @@ function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Route logic
-
-function listProperties(dataset: Dataset, query: z.infer<typeof listQuerySchema>): PropertyPage {
-  const since = query.updated_since ? Date.parse(query.updated_since) : undefined;
-  const matches = (p: Property) => since === undefined || p.updatedAt.getTime() > since;
-  const withRooms = query.include === 'rooms';
-  const properties: UpstreamProperty[] = [];
-  let id = query.cursor ? decodeCursor(query.cursor) + 1 : 1;
-  // Scan in id order, computing each property once and keeping no more than a page.
-  for (; id <= dataset.size && properties.length < query.limit; id++) {
-    const property = dataset.scanProperty(id)!;
-    if (matches(property)) properties.push(wireProperty(property, withRooms));
-  }
-  // Look ahead for one more match, so the last page says so instead of a further empty page.
-  let more = false;
-  for (; id <= dataset.size && !more; id++) more = matches(dataset.scanProperty(id)!);
-  const last = properties.at(-1);
-  return { properties, next_cursor: more && last ? encodeCursor(last.id) : null };
-}
-
-function availability(state: SimulatorState, request: AvailabilityRequest, view: QuoteView): AvailabilityResponse {
-  const dataset = state.dataset;
-  const nights = stayOf(request.checkin, request.checkout);
-  const city = request.city?.toLowerCase();
-  const wanted = (p: Property) =>
-    (city === undefined || p.city.toLowerCase() === city) && (request.star_rating_min === undefined || p.starRating >= request.star_rating_min);
-  const results: PropertyAvailability[] = [];
-  for (const id of propertyIds(dataset, request.property_ids)) {
-    const property = request.property_ids ? dataset.property(id) : dataset.scanProperty(id);
-    if (property && wanted(property)) results.push(propertyAvailability(state, property, nights, request, view));
-  }
-  return { results };
-}
-
-/** The asked ids once each in the asked order, or every id in order, without building a list. */
-function* propertyIds(dataset: Dataset, asked: number[] | undefined): Iterable<number> {
-  if (asked) {
-    yield* new Set(asked);
-    return;
-  }
-  for (let id = 1; id <= dataset.size; id++) yield id;
-}
-
-function propertyAvailability(
-  state: SimulatorState,
-  property: Property,
-  nights: readonly Night[],
-  request: { occupancy: RoomOccupancy[]; detail: 'lowest' | 'rates' },
-  view: QuoteView,
-): PropertyAvailability {
-  const rooms = request.occupancy.length;
-  const fitting = property.roomTypes.filter((room) => roomFits(room, request.occupancy));
-  let available: boolean;
-  let rates: UpstreamRate[];
-  if (request.detail === 'rates') {
-    rates = fitting.flatMap((room) => state.quoteRoom(room, nights, rooms, view));
-    available = rates.some((r) => r.available_rooms >= rooms);
-  } else {
-    // Only the cheapest bookable rate is shown, so only that one is built.
-    const lowest = state.lowestQuote(fitting, nights, rooms, view);
-    available = lowest !== undefined;
-    rates = lowest ? [lowest] : [];
-  }
-  return {
-    property_id: property.id,
-    name: property.name,
-    city: property.city,
-    star_rating: property.starRating,
-    available,
-    rates,
-  };
-}
-
-/** The rate a price check or booking names: 404 when unknown, 400 when the party does not fit. */
-function locateRate(state: SimulatorState, request: PriceCheckRequest | BookRequest): RateRef {
-  const ref = state.findRate(request.property_id, request.roomtype_id, request.rateplan_id);
-  if (!ref) throw notFound(`no rate plan ${request.rateplan_id} of room type ${request.roomtype_id} at property ${request.property_id}`);
-  if (!roomFits(ref.room, request.occupancy)) {
-    throw invalid(`occupancy: room type ${ref.room.id} sleeps at most ${ref.room.maxOccupancy} per room`);
-  }
-  return ref;
-}
-
-function priceCheck(rate: UpstreamRate, request: PriceCheckRequest): PriceCheckResponse {
-  if (rate.available_rooms < request.occupancy.length) return { status: 'sold_out', rate: null };
-  return { status: inclusiveTotal(rate) === request.expected_total ? 'matched' : 'price_changed', rate };
-}
