@@ -3,13 +3,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { ZodError } from 'zod';
-import {
-  AppError,
-  toAppError,
-  UnsupportedMediaTypeError,
-  ValidationError,
-  type FieldIssue,
-} from '../src/services/kernel/index.js';
+import { AppError, toAppError, UnsupportedMediaTypeError, ValidationError, type FieldIssue } from '../src/services/kernel/index.js';
 import { OAuthError } from '../src/services/access/index.js';
 import type { HttpEnv } from './env.js';
 

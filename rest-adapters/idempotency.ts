@@ -2,8 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { principalOf } from '../src/services/kernel/index.js';
-import { requestLeaseMs } from '../src/services/bookings/bookings.js';
-import { claim, fingerprintOf, settle } from '../src/services/bookings/idempotency.js';
+import { claim, fingerprintOf, requestLeaseMs, settle } from '../src/services/bookings/index.js';
 import { meta } from './envelope.js';
 import type { HttpEnv } from './env.js';
 

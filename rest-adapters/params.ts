@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { searchRules } from '../src/services/search/search.js';
+import { searchRules } from '../src/services/search/index.js';
 
 /**
  * Query and path parameters arrive as strings (a repeated one as an array). These wrap the

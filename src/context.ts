@@ -2,15 +2,8 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
-import type {
-  CredentialCache,
-  TokenSigner,
-  CredentialHeaders,
-  Principal,
-  ChannelRateLimits,
-  RateLimiter,
-} from './services/access/index.js';
-import { createLoaders, type Loaders, type PropertyCatalog } from './services/catalog/catalog.js';
+import type { ChannelRateLimits, CredentialCache, CredentialHeaders, Principal, RateLimiter, TokenSigner } from './services/access/index.js';
+import { createLoaders, type Loaders, type PropertyCatalog } from './services/catalog/index.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import type { AppError } from './services/kernel/index.js';

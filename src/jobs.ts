@@ -1,7 +1,6 @@
 import type { AppDeps } from './context.js';
 import type { Dispatcher } from './events/dispatcher.js';
-import { purgeExpired } from './services/bookings/idempotency.js';
-import { runBookingSync } from './services/bookings/sync.js';
+import { purgeExpired, runBookingSync } from './services/bookings/index.js';
 import { purgeDeliveries } from './services/webhooks/index.js';
 
 export interface Jobs {

@@ -1,22 +1,14 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppDeps } from '../../src/context.js';
-import {
-  ForbiddenError,
-  UnauthorizedError,
-  currencySchema,
-  positiveAmount,
-  isLoopback,
-} from '../../src/services/kernel/index.js';
-import { appRules, SCOPES, PREFIX } from '../../src/services/access/index.js';
+import { currencySchema, ForbiddenError, isLoopback, positiveAmount, UnauthorizedError } from '../../src/services/kernel/index.js';
+import { appRules, PREFIX, SCOPES } from '../../src/services/access/index.js';
 import * as operator from '../../src/services/channels/index.js';
 import { ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { router } from '../routing.js';
 import { toWire as channelToWire } from '../v1/channels.js';
-import { reportStatus, runBookingSync } from '../../src/services/bookings/sync.js';
-import { toBookingRecord } from '../../src/services/bookings/bookings.js';
-import { OPERATOR_REPORTABLE } from '../../src/services/bookings/states.js';
+import { OPERATOR_REPORTABLE, reportStatus, runBookingSync, toBookingRecord } from '../../src/services/bookings/index.js';
 
 /**
  * The operator API under /admin/v1, used by `npm run admin`. Not part of the partner contract:

@@ -1,12 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import {
-  appRules,
-  getOwnApp,
-  MAX_IP_ALLOW_LIST,
-  replaceOwnIpAllowList,
-  type AppView,
-  SCOPES,
-} from '../../src/services/access/index.js';
+import { appRules, getOwnApp, MAX_IP_ALLOW_LIST, replaceOwnIpAllowList, SCOPES, type AppView } from '../../src/services/access/index.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { scopedRoute } from '../routing.js';

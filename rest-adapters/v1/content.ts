@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { stringify } from 'csv-stringify/sync';
 import { callOptions } from '../../src/services/kernel/index.js';
-import type { Property, PropertySummary } from '../../src/services/catalog/properties.js';
+import type { Property, PropertySummary } from '../../src/services/catalog/index.js';
 import { errorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { scopedRoute } from '../routing.js';

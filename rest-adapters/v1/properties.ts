@@ -1,5 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { getProperty, ratePlansOf, type Property, type PropertySummary, type RatePlan, type RoomType } from '../../src/services/catalog/properties.js';
+import { getProperty, ratePlansOf, type Property, type PropertySummary, type RatePlan, type RoomType } from '../../src/services/catalog/index.js';
 import { callOptions } from '../../src/services/kernel/index.js';
 import { dataEnvelope, errorResponses, meta, ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';

@@ -1,12 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import {
-  getVoucher,
-  sendVoucher,
-  VOUCHER_MAILS_PER_CHANNEL_DAY,
-  VOUCHER_MAILS_PER_CHANNEL_HOUR,
-  VOUCHER_MAILS_PER_HOUR,
-  voucherRules,
-} from '../../src/services/vouchers/index.js';
+import { getVoucher, sendVoucher, VOUCHER_MAILS_PER_CHANNEL_DAY, VOUCHER_MAILS_PER_CHANNEL_HOUR, VOUCHER_MAILS_PER_HOUR, voucherRules } from '../../src/services/vouchers/index.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { scopedRoute } from '../routing.js';

@@ -1,5 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { bookingRules } from '../../src/services/bookings/bookings.js';
+import { bookingRules } from '../../src/services/bookings/index.js';
 import { ValidationError } from '../../src/services/kernel/index.js';
 import { v2Cancel, v2CreateBooking, v2Retrieve } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';

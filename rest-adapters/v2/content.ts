@@ -1,11 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { callOptions, principalOf } from '../../src/services/kernel/index.js';
-import type { RequestContext } from '../../src/context.js';
-import { getProperty, type PropertySummary, type RoomType } from '../../src/services/catalog/properties.js';
-import { searchRules } from '../../src/services/search/search.js';
-import { TokenError, type TokenFailure } from '../../src/services/access/index.js';
-import { toSummary } from '../../src/services/catalog/catalog.js';
-import { invalidRequest, v2ErrorResponses } from '../envelope.js';
+import { getProperty, listProperties, type PropertySummary, type RoomType } from '../../src/services/catalog/index.js';
+import { searchRules } from '../../src/services/search/index.js';
+import { v2ErrorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { v2ScopedRoute } from '../routing.js';
 import { idParam, intParam } from '../params.js';
@@ -16,12 +12,10 @@ import { propertyToWire, propertyWireWith, roomTypeToWire, roomTypeWireWith } fr
  * with every property id as a string; bodies are not wrapped in `data` (the list is
  * `{properties, next_page_token}`, a property is the object, room types are an array), errors are.
  *
- * Page tokens wrap the provider's cursor in a token signed like the flow tokens (kind `v2_page`):
- * opaque, tamper-evident, bound to the channel and to the `updated_since` filter of the first
- * page, and valid for a day. Anything wrong with one is 400 INVALID_REQUEST naming `page_token`.
+ * Page tokens (signed, bound to the channel and to the first page's `updated_since`, valid for a
+ * day) are made and checked by the catalog's listing (src/services/catalog/listing.ts); anything
+ * wrong with one is 400 INVALID_REQUEST naming `page_token`.
  */
-
-export const PAGE_TOKEN_TTL_SECONDS = 24 * 60 * 60;
 const DEFAULT_PER_PAGE = 20;
 
 const PropertyV2 = propertyWireWith(z.string().openapi({ example: '1', description: 'v2 ids are strings (spec §9)' })).openapi('PropertyV2');
@@ -40,13 +34,6 @@ function propertyToV2(p: PropertySummary): z.infer<typeof PropertyV2> {
 function roomTypeToV2(r: RoomType): z.infer<typeof RoomTypeV2> {
   return { ...roomTypeToWire(r), property_id: String(r.propertyId) };
 }
-
-/** What a page token stands for: where the provider's catalog continues, under which filter. */
-const pageClaims = z.object({
-  channel_id: z.string(),
-  cursor: z.string().min(1).max(200),
-  updated_since: z.iso.datetime().nullable(),
-});
 
 const ListQuery = z.object({
   page_token: z
@@ -108,66 +95,16 @@ const roomTypesRoute = v2ScopedRoute('property.roomTypes', {
   },
 });
 
-const PAGE_TOKEN_REASONS: Record<TokenFailure, string> = {
-  malformed: 'not a page token from this API',
-  wrong_type: 'not a page token',
-  foreign: 'issued to another channel',
-  expired: 'expired; start again from the first page',
-};
-
-function badPageToken(reason: string) {
-  return invalidRequest([{ field: 'page_token', reason }], 'The page_token is not valid');
-}
-
-async function readPageToken(ctx: RequestContext, token: string) {
-  try {
-    return await ctx.deps.tokens.verify('v2_page', token, pageClaims, {
-      now: ctx.deps.clock(),
-      channelId: principalOf(ctx).channelId,
-    });
-  } catch (error) {
-    if (error instanceof TokenError) throw badPageToken(PAGE_TOKEN_REASONS[error.reason]);
-    throw error;
-  }
-}
-
 export function v2ContentRoutes(app: OpenAPIHono<HttpEnv>) {
   app.openapi(listRoute, async (c) => {
     const ctx = c.get('ctx');
     const query = c.req.valid('query');
-    let cursor: string | undefined;
-    let updatedSince = query.updated_since;
-    if (query.page_token) {
-      const claims = await readPageToken(ctx, query.page_token);
-      const signed = claims.updated_since === null ? undefined : new Date(claims.updated_since);
-      if (updatedSince !== undefined && updatedSince.getTime() !== signed?.getTime()) {
-        throw invalidRequest([{ field: 'updated_since', reason: 'differs from the first page\'s; omit it with a page_token' }]);
-      }
-      cursor = claims.cursor;
-      updatedSince = signed;
-    }
-    const page = await ctx.deps.upstream.listProperties(
-      { cursor, limit: query.per_page ?? DEFAULT_PER_PAGE, updatedSince, includeRooms: false },
-      callOptions(ctx),
+    const page = await listProperties(
+      ctx,
+      { pageToken: query.page_token, updatedSince: query.updated_since, limit: query.per_page ?? DEFAULT_PER_PAGE },
+      { tokens: 'signed', names: { pageToken: 'page_token', updatedSince: 'updated_since' } },
     );
-    if (!page) {
-      // Only a cursor of ours gets this far; the provider no longer takes it (it was replaced or
-      // changed its cursors since). Starting again is what the partner can do.
-      ctx.logger.warn('the provider refused a cursor from a signed page token');
-      throw badPageToken('no longer valid; start again from the first page');
-    }
-    const nextPageToken = page.next_cursor
-      ? await ctx.deps.tokens.sign(
-          'v2_page',
-          {
-            channel_id: principalOf(ctx).channelId,
-            cursor: page.next_cursor,
-            updated_since: updatedSince?.toISOString() ?? null,
-          } satisfies z.infer<typeof pageClaims>,
-          { now: ctx.deps.clock(), ttlSeconds: PAGE_TOKEN_TTL_SECONDS },
-        )
-      : null;
-    return c.json({ properties: page.properties.map((p) => propertyToV2(toSummary(p))), next_page_token: nextPageToken }, 200);
+    return c.json({ properties: page.properties.map(propertyToV2), next_page_token: page.nextPageToken }, 200);
   });
 
   app.openapi(detailRoute, async (c) => {

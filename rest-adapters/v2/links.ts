@@ -1,10 +1,4 @@
-import type {
-  StepLink,
-  V2Itinerary,
-  V2PriceCheckResult,
-  V2PropertyAvailability,
-  V2Retrieved,
-} from '../../src/services/itineraries/index.js';
+import type { StepLink, V2Itinerary, V2PriceCheckResult, V2PropertyAvailability, V2Retrieved } from '../../src/services/itineraries/index.js';
 
 /**
  * v2 links on the wire (spec §2.9): the services return the step a link leads to and its signed

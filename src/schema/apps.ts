@@ -1,12 +1,5 @@
 import { z } from 'zod';
-import {
-  appRules,
-  getOwnApp,
-  MAX_IP_ALLOW_LIST,
-  replaceOwnIpAllowList,
-  type AppView,
-  operationScopes,
-} from '../services/access/index.js';
+import { appRules, getOwnApp, MAX_IP_ALLOW_LIST, operationScopes, replaceOwnIpAllowList, type AppView } from '../services/access/index.js';
 import { builder } from './builder.js';
 
 /**

@@ -1,14 +1,7 @@
 import { z } from 'zod';
-import {
-  BATCH_RATES_MAX_ITEMS,
-  batchRates,
-  readBatchItems,
-  type BatchRatesItemInput,
-  type BatchRatesResult,
-} from '../services/search/batchRates.js';
+import { BATCH_RATES_MAX_ITEMS, batchRates, parseOccupancies, readBatchItems, searchRules, type BatchRatesItemInput, type BatchRatesResult } from '../services/search/index.js';
 import type { FieldIssue } from '../services/kernel/index.js';
-import { BATCH_EXTENSION, type BatchExtension, operationScopes } from '../services/access/index.js';
-import { parseOccupancies, searchRules } from '../services/search/search.js';
+import { BATCH_EXTENSION, operationScopes, type BatchExtension } from '../services/access/index.js';
 import { builder } from './builder.js';
 import { graphqlNames, STAY_FIELDS } from './errors.js';
 import { Currency, PropertyOffersRef } from './search.js';

@@ -2,13 +2,13 @@ import type { AppError } from '../services/kernel/index.js';
 import {
   AlreadyCancelledError,
   BookTokenError,
+  InsufficientBalanceError,
   NotCancellableError,
   NotModifiableError,
   PriceChangedError,
   SoldOutError,
-} from '../services/bookings/bookings.js';
-import { InsufficientBalanceError } from '../services/bookings/ledger.js';
-import { VISIBLE_STATUSES } from '../services/bookings/states.js';
+  VISIBLE_STATUSES,
+} from '../services/bookings/index.js';
 import { builder } from './builder.js';
 import { BookingStatus } from './bookings.js';
 

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { isVisible, VISIBLE_STATUSES } from '../services/bookings/states.js';
 import {
   AlreadyCancelledError,
   bookingRules,
@@ -9,20 +8,22 @@ import {
   createBooking,
   dateOnly,
   getBooking,
+  InsufficientBalanceError,
+  isVisible,
   listBookings,
   NotCancellableError,
   NotModifiableError,
   PriceChangedError,
   SoldOutError,
   updateBooking,
+  VISIBLE_STATUSES,
   type Booking,
-  type BookingView,
   type BookingPage,
+  type BookingView,
   type CancellationQuote,
   type FilterNames,
   type PartyNames,
-} from '../services/bookings/bookings.js';
-import { InsufficientBalanceError } from '../services/bookings/ledger.js';
+} from '../services/bookings/index.js';
 import { builder } from './builder.js';
 import { graphqlNames } from './errors.js';
 import { orNull } from './orNull.js';

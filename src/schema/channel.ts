@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { principalOf, CURRENCIES } from '../services/kernel/index.js';
+import { CURRENCIES, principalOf } from '../services/kernel/index.js';
 import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../services/channels/index.js';
 import { builder } from './builder.js';
 import { operationScopes } from '../services/access/index.js';

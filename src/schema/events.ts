@@ -1,14 +1,9 @@
 import { Repeater } from 'graphql-yoga';
-import {
-  principalOf,
-  ServiceUnavailableError,
-  SubscriptionLimitError,
-  UnauthorizedError,
-} from '../services/kernel/index.js';
+import { principalOf, ServiceUnavailableError, SubscriptionLimitError, UnauthorizedError } from '../services/kernel/index.js';
 import type { RequestContext } from '../context.js';
 import { authenticate, operationScopes } from '../services/access/index.js';
 import { holding } from '../events/subscriptionSlots.js';
-import { fromBookingRecord } from '../services/bookings/bookings.js';
+import { fromBookingRecord } from '../services/bookings/index.js';
 import type { BookingEventMessage } from '../services/webhooks/index.js';
 import { BookingRef } from './bookings.js';
 import { builder } from './builder.js';

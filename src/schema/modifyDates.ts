@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import { PriceChangedError, SoldOutError } from '../services/bookings/bookings.js';
-import { InsufficientBalanceError } from '../services/bookings/ledger.js';
-import { modifyBookingDates, ModificationNotAllowedError, modifyDatesRules, type DatesChange } from '../services/reservations/dateChanges.js';
-import { VISIBLE_STATUSES } from '../services/bookings/states.js';
+import { InsufficientBalanceError, PriceChangedError, SoldOutError, VISIBLE_STATUSES } from '../services/bookings/index.js';
+import { ModificationNotAllowedError, modifyBookingDates, modifyDatesRules, type DatesChange } from '../services/reservations/index.js';
 import { builder } from './builder.js';
 import { graphqlNames } from './errors.js';
 import { DomainError } from './bookingErrors.js';

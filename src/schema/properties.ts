@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import { callOptions, ValidationError } from '../services/kernel/index.js';
-import { ratePlansOf, type BedGroup, type Property, type RatePlan, type RoomType } from '../services/catalog/properties.js';
-import { searchRules } from '../services/search/search.js';
-import { toProperty } from '../services/catalog/catalog.js';
+import { listProperties, ratePlansOf, type BedGroup, type Property, type RatePlan, type RoomType } from '../services/catalog/index.js';
+import { searchRules } from '../services/search/index.js';
 import { builder } from './builder.js';
 import { operationScopes } from '../services/access/index.js';
 
@@ -118,15 +116,12 @@ builder.queryFields((t) => ({
         if (failed) throw failed;
         return { nodes: found.filter((p): p is Property => p !== null), endCursor: null };
       }
-      const page = await ctx.deps.upstream.listProperties(
-        { cursor: args.after ?? undefined, limit: args.first ?? 20, updatedSince: args.updatedSince ?? undefined, includeRooms: true },
-        callOptions(ctx),
+      const page = await listProperties(
+        ctx,
+        { pageToken: args.after ?? undefined, limit: args.first ?? 20, updatedSince: args.updatedSince ?? undefined },
+        { tokens: 'cursor', names: { pageToken: 'after' } },
       );
-      if (!page) throw new ValidationError([{ field: 'after', reason: 'not a cursor from an earlier page' }]);
-      const nodes = page.properties.map(toProperty);
-      // Later lookups of these properties in the same request need no provider call.
-      for (const p of nodes) ctx.loaders.property.prime(p.id, p);
-      return { nodes, endCursor: page.next_cursor };
+      return { nodes: page.properties, endCursor: page.nextPageToken };
     },
   }),
 }));

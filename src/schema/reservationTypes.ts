@@ -1,15 +1,7 @@
 import type { Booking } from '../generated/prisma/client.js';
-import { VISIBLE_STATUSES } from '../services/bookings/states.js';
-import { dateOnly } from '../services/bookings/bookings.js';
-import {
-  cancelledTotals,
-  policyOf,
-  reservationStatus,
-  reservationView,
-  type ReservationCancellation,
-  type ReservationView,
-} from '../services/reservations/reservations.js';
-import type { Page } from '../services/search/search.js';
+import { dateOnly, VISIBLE_STATUSES } from '../services/bookings/index.js';
+import { cancelledTotals, policyOf, reservationStatus, reservationView, type ReservationCancellation, type ReservationView } from '../services/reservations/index.js';
+import type { Page } from '../services/search/index.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';
 import { builder } from './builder.js';
 import { BookingRef, BookingStatus } from './bookings.js';

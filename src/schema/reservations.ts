@@ -1,22 +1,6 @@
 import { z } from 'zod';
-import {
-  AlreadyCancelledError,
-  BookTokenError,
-  NotCancellableError,
-  NotModifiableError,
-  PriceChangedError,
-  SoldOutError,
-} from '../services/bookings/bookings.js';
-import { InsufficientBalanceError } from '../services/bookings/ledger.js';
-import {
-  cancelReservation,
-  createReservation,
-  getReservation,
-  listReservations,
-  reservationRules as rules,
-  reservationView,
-  updateReservation,
-} from '../services/reservations/reservations.js';
+import { AlreadyCancelledError, BookTokenError, InsufficientBalanceError, NotCancellableError, NotModifiableError, PriceChangedError, SoldOutError } from '../services/bookings/index.js';
+import { cancelReservation, createReservation, getReservation, listReservations, reservationRules as rules, reservationView, updateReservation } from '../services/reservations/index.js';
 import { builder } from './builder.js';
 import { withGraphQLFields } from './errors.js';
 import { orNull } from './orNull.js';

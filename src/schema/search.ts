@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { CURRENCIES } from '../services/kernel/index.js';
-import { priceCheck, type PriceCheckResult } from '../services/search/priceCheck.js';
 import {
   parseOccupancies,
+  priceCheck,
   propertyAvailability,
   searchAvailability,
   searchRates,
@@ -11,13 +11,14 @@ import {
   type FieldNames,
   type NightLine,
   type Page,
+  type PriceCheckResult,
   type Pricing,
   type PropertyOffers,
   type RateOffer,
   type RoomOffers,
   type SearchContext,
   type SearchItem,
-} from '../services/search/search.js';
+} from '../services/search/index.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';
 import { builder } from './builder.js';
 import { graphqlNames, STAY_FIELDS } from './errors.js';

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import {
   sendVoucher,
-  voucherBooking,
-  voucherRules,
   VOUCHER_FORMATS,
   VOUCHER_MAILS_PER_CHANNEL_DAY,
   VOUCHER_MAILS_PER_CHANNEL_HOUR,
   VOUCHER_MAILS_PER_HOUR,
-  type VoucherDelivery,
+  voucherBooking,
+  voucherRules,
   type VoucherBooking,
+  type VoucherDelivery,
 } from '../services/vouchers/index.js';
 import { voucherPaths } from '../../rest-adapters/v1/voucherFormat.js';
 import { builder } from './builder.js';

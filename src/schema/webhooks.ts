@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BOOKING_EVENT_TYPES, type BookingEventType } from '../services/bookings/states.js';
+import { BOOKING_EVENT_TYPES, type BookingEventType } from '../services/bookings/index.js';
 import {
   createWebhook,
   deleteWebhook,
@@ -14,7 +14,7 @@ import {
   type DeliveryView,
   type WebhookView,
 } from '../services/webhooks/index.js';
-import type { Page } from '../services/search/search.js';
+import type { Page } from '../services/search/index.js';
 import type { WebhookAttempt } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
 import { withGraphQLFields } from './errors.js';

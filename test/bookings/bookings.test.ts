@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBookingSync } from '../../src/services/bookings/sync.js';
-import { checkinInstant } from '../../src/services/search/cancellation.js';
+import { runBookingSync } from '../../src/services/bookings/index.js';
+import { checkinInstant } from '../../src/services/search/index.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { offerClaims } from '../../src/services/access/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyReported } from '../../src/services/bookings/bookings.js';
+import { applyReported } from '../../src/services/bookings/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { day, v1, type Offer } from '../helpers/flow.js';
 import { dataOf, gql, type Gql, topError } from '../helpers/graphql.js';

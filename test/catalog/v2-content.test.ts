@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { Dataset } from '../../src/simulator/dataset.js';
-import { PAGE_TOKEN_TTL_SECONDS } from '../../rest-adapters/v2/content.js';
+import { PAGE_TOKEN_TTL_SECONDS } from '../../src/services/catalog/index.js';
 import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 

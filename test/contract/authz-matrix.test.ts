@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
-import { SCOPES, type Scope, authenticate } from '../../src/services/access/index.js';
+import { authenticate, SCOPES, type Scope } from '../../src/services/access/index.js';
 import { createWebhook } from '../../src/services/webhooks/index.js';
 import { createRequestContext } from '../../src/context.js';
 import { v1 } from '../helpers/flow.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { claim, fingerprintOf, settle } from '../../src/services/bookings/idempotency.js';
-import { SCOPES, digest } from '../../src/services/access/index.js';
+import { claim, fingerprintOf, settle } from '../../src/services/bookings/index.js';
+import { digest, SCOPES } from '../../src/services/access/index.js';
 import { day, v1 } from '../helpers/flow.js';
 import {
   boundedShrinking,

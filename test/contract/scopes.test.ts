@@ -2,7 +2,7 @@ import { getNamedType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scopedRouteOperations } from '../../rest-adapters/routing.js';
 import { schema } from '../../src/schema/index.js';
-import { OPERATIONS, operationOf, requiredScopes, type Operation } from '../../src/services/access/index.js';
+import { operationOf, OPERATIONS, requiredScopes, type Operation } from '../../src/services/access/index.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 /**

@@ -4,7 +4,7 @@ import { createService, type ChannelService } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createRequestContext } from '../../src/context.js';
 import { authenticate } from '../../src/services/access/index.js';
-import { type BookingEventMessage, createWebhook } from '../../src/services/webhooks/index.js';
+import { createWebhook, type BookingEventMessage } from '../../src/services/webhooks/index.js';
 import { day, v1 } from '../helpers/flow.js';
 import { eventually, sleep, startReceiver, type Receiver } from '../helpers/receiver.js';
 import { cleanupEnv, createTestChannel, testEnv, type TestService } from '../helpers/service.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { Booking, BookingModification, LedgerEntry, OutboxEvent } from '../../src/generated/prisma/client.js';
-import { postBookingMoney } from '../../src/services/bookings/ledger.js';
+import { postBookingMoney } from '../../src/services/bookings/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { offerClaims } from '../../src/services/access/index.js';
 import { v1 } from './flow.js';

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestLeaseMs } from '../../src/services/bookings/bookings.js';
-import { runBookingSync } from '../../src/services/bookings/sync.js';
-import { freeCancellationBefore } from '../../src/services/search/cancellation.js';
+import { requestLeaseMs, runBookingSync } from '../../src/services/bookings/index.js';
+import { freeCancellationBefore } from '../../src/services/search/index.js';
 import { UpstreamError } from '../../src/services/kernel/index.js';
 import { topUp, type IssuedCredentials } from '../../src/services/channels/index.js';
-import type { CancellationPolicyType } from '../../src/services/catalog/properties.js';
+import type { CancellationPolicyType } from '../../src/services/catalog/index.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import type { UpstreamClient } from '../../src/upstream/client.js';
 import { checkInvariants, channelState, countBy } from '../helpers/bookingInvariants.js';

@@ -7,13 +7,13 @@ import { createRequestContext, type RequestContext } from '../../src/context.js'
 import { authenticate } from '../../src/services/access/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import {
+  createWebhook,
   DELIVERY_RETENTION_MS,
   fanOut,
+  getWebhook,
   maxTotalAttempts,
   PER_ENDPOINT_IN_FLIGHT,
   purgeDeliveries,
-  createWebhook,
-  getWebhook,
   updateWebhook,
   type WebhookInput,
 } from '../../src/services/webhooks/index.js';

@@ -3,16 +3,11 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOOKING_EVENT_TYPES } from '../../src/services/bookings/states.js';
+import { BOOKING_EVENT_TYPES } from '../../src/services/bookings/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { createRequestContext } from '../../src/context.js';
 import { authenticate } from '../../src/services/access/index.js';
-import {
-  deleteWebhook,
-  MAX_WEBHOOKS_PER_CHANNEL,
-  updateWebhook,
-  type WebhookChange,
-} from '../../src/services/webhooks/index.js';
+import { deleteWebhook, MAX_WEBHOOKS_PER_CHANNEL, updateWebhook, type WebhookChange } from '../../src/services/webhooks/index.js';
 import { v1 } from '../helpers/flow.js';
 import { expectError } from '../helpers/http.js';
 import { eventually } from '../helpers/receiver.js';

@@ -1,12 +1,4 @@
-import {
-  cancelBooking,
-  cancellationQuote,
-  createBooking,
-  getBooking,
-  listBookings,
-  toBookingRecord,
-  updateBooking,
-} from '../../../src/services/bookings/bookings.js';
+import { cancelBooking, cancellationQuote, createBooking, getBooking, listBookings, toBookingRecord, updateBooking } from '../../../src/services/bookings/index.js';
 import { NotImplementedError } from '../../../src/services/kernel/index.js';
 import { ok } from '../../envelope.js';
 import type { AppRouteHandler } from '../../env.js';

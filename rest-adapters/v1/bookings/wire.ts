@@ -1,6 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { VISIBLE_STATUSES as LIST_STATUSES } from '../../../src/services/bookings/states.js';
-import { bookingRules, type Booking, type CancellationQuote } from '../../../src/services/bookings/bookings.js';
+import { bookingRules, VISIBLE_STATUSES as LIST_STATUSES, type Booking, type CancellationQuote } from '../../../src/services/bookings/index.js';
 import { amountToNumber } from '../../../src/services/kernel/index.js';
 import { intParam } from '../../params.js';
 import { CancellationPolicyWire } from '../search/wire.js';

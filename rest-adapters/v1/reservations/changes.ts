@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { cancellationQuote, toBookingRecord } from '../../../src/services/bookings/bookings.js';
+import { cancellationQuote, toBookingRecord } from '../../../src/services/bookings/index.js';
 import { amountToNumber } from '../../../src/services/kernel/index.js';
-import { modifyBookingDates, modifyDatesRules, type DatesChange } from '../../../src/services/reservations/dateChanges.js';
+import { modifyBookingDates, modifyDatesRules, type DatesChange } from '../../../src/services/reservations/index.js';
 import { dataEnvelope, errorResponses, ok } from '../../envelope.js';
 import type { HttpEnv } from '../../env.js';
 import { scopedRoute } from '../../routing.js';

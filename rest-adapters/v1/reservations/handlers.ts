@@ -1,12 +1,5 @@
 import type { z } from '@hono/zod-openapi';
-import {
-  cancelReservation,
-  cancelReservationRoom,
-  createReservation,
-  getReservation,
-  listReservations,
-  updateReservation,
-} from '../../../src/services/reservations/reservations.js';
+import { cancelReservation, cancelReservationRoom, createReservation, getReservation, listReservations, updateReservation } from '../../../src/services/reservations/index.js';
 import { ok } from '../../envelope.js';
 import type { AppRouteHandler } from '../../env.js';
 import { paginationToWire } from '../search/wire.js';

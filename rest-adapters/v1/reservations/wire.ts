@@ -1,6 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { VISIBLE_STATUSES } from '../../../src/services/bookings/states.js';
-import { dateOnly, type Booking } from '../../../src/services/bookings/bookings.js';
+import { dateOnly, VISIBLE_STATUSES, type Booking } from '../../../src/services/bookings/index.js';
 import { amountToNumber } from '../../../src/services/kernel/index.js';
 import {
   cancelledTotals,
@@ -13,7 +12,7 @@ import {
   type PolicySummary,
   type Reservation,
   type ReservationCancellation,
-} from '../../../src/services/reservations/reservations.js';
+} from '../../../src/services/reservations/index.js';
 import type { RoomOccupancy } from '../../../src/upstream/protocol.js';
 import { intParam } from '../../params.js';
 import { CancellationPolicyWire } from '../search/wire.js';

@@ -1,7 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { BATCH_RATES_MAX_ITEMS, batchRates, itemFieldNames, readBatchItems, type BatchRatesResult } from '../../../src/services/search/batchRates.js';
+import { BATCH_RATES_MAX_ITEMS, batchRates, itemFieldNames, readBatchItems, searchRules, SNAKE_NAMES, type BatchRatesResult } from '../../../src/services/search/index.js';
 import { CURRENCIES } from '../../../src/services/kernel/index.js';
-import { searchRules, SNAKE_NAMES } from '../../../src/services/search/search.js';
 import { ErrorEnvelope, errorResponses, Meta, ok } from '../../envelope.js';
 import type { HttpEnv } from '../../env.js';
 import { scopedRoute } from '../../routing.js';

@@ -1,5 +1,4 @@
-import { propertyAvailability, searchAvailability, searchRates } from '../../../src/services/search/search.js';
-import { priceCheck } from '../../../src/services/search/priceCheck.js';
+import { priceCheck, propertyAvailability, searchAvailability, searchRates } from '../../../src/services/search/index.js';
 import { ok } from '../../envelope.js';
 import type { AppRouteHandler } from '../../env.js';
 import type { multiRoute, priceCheckRoute, ratesRoute, singleRoute } from './routes.js';

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { CURRENCIES } from '../../../src/services/kernel/index.js';
-import { searchRules } from '../../../src/services/search/search.js';
+import { searchRules } from '../../../src/services/search/index.js';
 import { errorResponses, Meta } from '../../envelope.js';
 import { scopedRoute } from '../../routing.js';
 import { idParam, intParam, listParam } from '../../params.js';

@@ -4,13 +4,13 @@ import {
   searchRules,
   SORTS,
   type Page,
+  type PriceCheckResult,
   type Pricing,
   type PropertyOffers,
   type RateOffer,
   type SearchContext,
   type SearchItem,
-} from '../../../src/services/search/search.js';
-import type { PriceCheckResult } from '../../../src/services/search/priceCheck.js';
+} from '../../../src/services/search/index.js';
 import { intParam, numberParam, occupancyListParam, propertyIdListParam } from '../../params.js';
 
 /**

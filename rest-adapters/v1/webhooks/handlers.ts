@@ -1,14 +1,4 @@
-import {
-  createWebhook,
-  deleteWebhook,
-  getDelivery,
-  getWebhook,
-  listDeliveries,
-  listWebhooks,
-  pingWebhook,
-  replayDelivery,
-  updateWebhook,
-} from '../../../src/services/webhooks/index.js';
+import { createWebhook, deleteWebhook, getDelivery, getWebhook, listDeliveries, listWebhooks, pingWebhook, replayDelivery, updateWebhook } from '../../../src/services/webhooks/index.js';
 import { ok } from '../../envelope.js';
 import type { AppRouteHandler } from '../../env.js';
 import { paginationToWire } from '../search/wire.js';

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { BOOKING_EVENT_TYPES } from '../../../src/services/bookings/states.js';
+import { BOOKING_EVENT_TYPES } from '../../../src/services/bookings/index.js';
 import { webhookRules, type DeliveryView, type WebhookView } from '../../../src/services/webhooks/index.js';
 import { intParam } from '../../params.js';
 

@@ -1,4 +1,5 @@
-import { isUniqueViolation, AppError, ConflictError, ValidationError } from '../kernel/index.js';
+import { ConflictError, isUniqueViolation, ValidationError } from '../kernel/index.js';
+import { IdempotencyKeyInProgressError } from './errors.js';
 import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
@@ -104,9 +105,7 @@ export async function claim(deps: AppDeps, channelId: string, key: string, finge
       if (count === 1) return { kind: 'run' };
       continue;
     }
-    throw new AppError(409, 'IDEMPOTENCY_KEY_IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry shortly', null, {
-      'Retry-After': '1',
-    });
+    throw new IdempotencyKeyInProgressError();
   }
   throw new ConflictError('IDEMPOTENCY_KEY_IN_PROGRESS', 'This Idempotency-Key is changing hands; retry shortly');
 }

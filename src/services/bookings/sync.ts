@@ -2,20 +2,11 @@ import type { AppDeps } from '../../context.js';
 import type { Booking } from '../../generated/prisma/client.js';
 import type { UpstreamBooking } from '../../upstream/protocol.js';
 import { OPERATOR_REPORTABLE, pathTo, type BookingStatus, type Trigger } from './states.js';
-import {
-  applyReported,
-  cancelAtProvider,
-  cancelsUnknownToProvider,
-  completeCancel,
-  failPending,
-  isUuid,
-  requestLeaseMs,
-  revertCancel,
-  settleCreation,
-  voidAttempt,
-} from './bookings.js';
+import { applyReported, cancelsUnknownToProvider, completeCancel, failPending, revertCancel } from './cancel.js';
+import { cancelAtProvider, settleCreation, voidAttempt } from './create.js';
+import { isUuid, requestLeaseMs } from './rules.js';
 import { ConflictError, NotFoundError, UpstreamError } from '../kernel/index.js';
-import { sweepModifications } from '../reservations/dateChanges.js';
+import { sweepModifications } from '../reservations/index.js';
 
 /**
  * Keeps bookings and the provider in agreement, and applies what the property reports:

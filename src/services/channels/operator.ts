@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { App, Prisma, PrismaClient } from '../../generated/prisma/client.js';
 import { toProfile, type ChannelProfile } from './channels.js';
 import { NotFoundError, type Amount, type Currency } from '../kernel/index.js';
-import { post } from '../bookings/ledger.js';
-import { SCOPES, sortScopes, type Scope, digest, matchesDigest, newSecret, PREFIX } from '../access/index.js';
+import { post } from '../bookings/index.js';
+import { digest, matchesDigest, newSecret, PREFIX, SCOPES, sortScopes, type Scope } from '../access/index.js';
 
 /** Operator (admin) operations of DECISIONS.md. Reached only through the operator API and CLI. */
 

@@ -1,22 +1,21 @@
 import {
-  principalOf,
+  amountToNumber,
   AppError,
   ConflictError,
+  convertFromKrw,
   InvalidTokenError,
   NotFoundError,
+  principalOf,
   TokenExpiredError,
   ValidationError,
-  amountToNumber,
-  convertFromKrw,
   type Currency,
 } from '../kernel/index.js';
 import type { RequestContext } from '../../context.js';
 import type { Booking } from '../../generated/prisma/client.js';
 import type { RoomOccupancy } from '../../upstream/protocol.js';
-import { isVisible } from '../bookings/states.js';
-import { bookOffers, BookTokenError, cancelBooking, chargesOf, dateOnly, type OfferToBook } from '../bookings/bookings.js';
-import { checkinInstant } from '../search/cancellation.js';
-import type { CancellationPolicyType } from '../catalog/properties.js';
+import { bookOffers, BookTokenError, cancelBooking, chargesOf, dateOnly, isVisible, type OfferToBook } from '../bookings/index.js';
+import { checkinInstant } from '../search/index.js';
+import type { CancellationPolicyType } from '../catalog/index.js';
 import { TokenError } from '../access/index.js';
 import { cancelPenalties, occupancyKey, stepLink, verifyV2Token, type CancelPenalty, type MoneyValue, type StepLink } from './offers.js';
 import { v2ItineraryClaims, v2RateId, v2RoomId } from './ids.js';

@@ -1,20 +1,22 @@
-import {
-  callOptions,
-  principalOf,
-  ForbiddenError,
-  InvalidTokenError,
-  TokenExpiredError,
-  amountToNumber,
-  convertFromKrw,
-  type Amount,
-  type Currency,
-} from '../kernel/index.js';
+import { amountToNumber, callOptions, convertFromKrw, ForbiddenError, InvalidTokenError, principalOf, TokenExpiredError, type Amount, type Currency } from '../kernel/index.js';
 import type { RequestContext } from '../../context.js';
 import type { RoomOccupancy, UpstreamRate } from '../../upstream/protocol.js';
-import { checkinInstant, freeCancellationBefore, PENALTY_PERCENT } from '../search/cancellation.js';
-import { bookClaims, BOOK_TOKEN_TTL_SECONDS, repriceOffer } from '../search/priceCheck.js';
-import type { CancellationPolicyType, MealPlan, Property, RatePlan } from '../catalog/properties.js';
-import { normalizeStay, offerOf, parseOccupancies, PRICE_CHECK_TTL_SECONDS, pricingOf, type FieldNames, type Stay } from '../search/search.js';
+import {
+  BOOK_TOKEN_TTL_SECONDS,
+  bookClaims,
+  checkinInstant,
+  freeCancellationBefore,
+  normalizeStay,
+  offerOf,
+  parseOccupancies,
+  PENALTY_PERCENT,
+  PRICE_CHECK_TTL_SECONDS,
+  pricingOf,
+  repriceOffer,
+  type FieldNames,
+  type Stay,
+} from '../search/index.js';
+import type { CancellationPolicyType, MealPlan, Property, RatePlan } from '../catalog/index.js';
 import { TokenError } from '../access/index.js';
 import { v2OfferClaims, v2RateId, v2RoomId, type V2OfferClaims } from './ids.js';
 

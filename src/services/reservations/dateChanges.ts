@@ -1,27 +1,27 @@
-import {
-  isUniqueViolation,
-  callOptions,
-  principalOf,
-  ConflictError,
-  UpstreamError,
-  ValidationError,
-  amountToNumber,
-  currencySchema,
-  type Amount,
-  type Currency,
-} from '../kernel/index.js';
+import { amountToNumber, callOptions, ConflictError, currencySchema, isUniqueViolation, principalOf, UpstreamError, ValidationError, type Amount, type Currency } from '../kernel/index.js';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { AppDeps, RequestContext } from '../../context.js';
 import { TRANSACTION_OPTIONS } from '../../db/client.js';
 import type { Booking, BookingModification } from '../../generated/prisma/client.js';
 import type { RoomOccupancy } from '../../upstream/protocol.js';
-import type { BookingStatus } from '../bookings/states.js';
-import { bookingRules, dateOnly, dateValue, getBooking, recordEvents, requestLeaseMs, SoldOutError, PriceChangedError, transact } from '../bookings/bookings.js';
-import { freeCancellationBefore } from '../search/cancellation.js';
-import { movesBookingMoney, postBookingMoney } from '../bookings/ledger.js';
-import { findRoomType, getProperty, type CancellationPolicyType } from '../catalog/properties.js';
-import { inclusive, localDate, normalizeStay, pricingOf, searchRules, SNAKE_NAMES, type FieldNames, type Pricing } from '../search/search.js';
+import {
+  bookingRules,
+  dateOnly,
+  dateValue,
+  getBooking,
+  movesBookingMoney,
+  postBookingMoney,
+  PriceChangedError,
+  recordEvents,
+  requestLeaseMs,
+  SoldOutError,
+  transact,
+  type BookingStatus,
+} from '../bookings/index.js';
+import { freeCancellationBefore, inclusive, localDate, normalizeStay, pricingOf, searchRules, SNAKE_NAMES, type FieldNames, type Pricing } from '../search/index.js';
+import { findRoomType, getProperty, type CancellationPolicyType } from '../catalog/index.js';
+import { ModificationInProgressError, ModificationNotAllowedError, type NotAllowedReason } from './errors.js';
 
 /**
  * Date changes of a booking (POST /channel/v1/reservations/{id}/modify-dates, GraphQL
@@ -48,21 +48,6 @@ import { inclusive, localDate, normalizeStay, pricingOf, searchRules, SNAKE_NAME
  * price, informational) takes the commit's `sale_amount`, or is cleared when the total changes
  * without one, so a voucher never prints the old price for the new dates.
  */
-
-/** Why a booking's dates cannot change; `details.reason` of MODIFICATION_NOT_ALLOWED. */
-export type NotAllowedReason = 'not_confirmed' | 'checked_in' | 'check_in_day_reached' | 'free_change_period_ended' | 'multi_room';
-
-export class ModificationNotAllowedError extends ConflictError {
-  constructor(booking: Pick<Booking, 'id' | 'status'>, reason: NotAllowedReason, message: string) {
-    super('MODIFICATION_NOT_ALLOWED', message, { booking_id: booking.id, status: booking.status, reason });
-  }
-}
-
-export class ModificationInProgressError extends ConflictError {
-  constructor(id: string) {
-    super('MODIFICATION_IN_PROGRESS', 'Another change of this booking is being made; read the booking and retry', { booking_id: id });
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Input

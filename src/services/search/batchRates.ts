@@ -1,16 +1,10 @@
 import type { z } from 'zod';
-import {
-  callOptions,
-  AppError,
-  NotFoundError,
-  UpstreamError,
-  ValidationError,
-  type Currency,
-} from '../kernel/index.js';
+import { AppError, callOptions, NotFoundError, UpstreamError, ValidationError, type Currency } from '../kernel/index.js';
 import type { RequestContext } from '../../context.js';
 import type { AvailabilityBatchRequest, AvailabilityBatchResponse, UpstreamRate } from '../../upstream/protocol.js';
-import type { Property } from '../catalog/properties.js';
-import { normalizeStay, propertyOffers, selectRates, type FieldNames, type PropertyOffers, type Stay, type StayInput } from './search.js';
+import type { Property } from '../catalog/index.js';
+import { propertyOffers, selectRates, type PropertyOffers } from './offers.js';
+import { normalizeStay, type FieldNames, type Stay, type StayInput } from './rules.js';
 
 /**
  * Batch rates (spec §4.7 `POST /search/rates/batch`): the rates of several properties, each with

@@ -1,4 +1,4 @@
-import type { CancellationPolicyType } from '../catalog/properties.js';
+import type { CancellationPolicyType } from '../catalog/index.js';
 
 /**
  * Cancellation policies (spec §2.6) and their deadlines. Deadlines are measured from 15:00 on the

@@ -1,9 +1,9 @@
-import { callOptions, principalOf, InvalidTokenError, TokenExpiredError, amountToNumber } from '../kernel/index.js';
+import { amountToNumber, callOptions, InvalidTokenError, principalOf, TokenExpiredError } from '../kernel/index.js';
 import type { RequestContext } from '../../context.js';
 import { freeCancellationBefore } from './cancellation.js';
 import type { UpstreamRate } from '../../upstream/protocol.js';
-import { findRoomType, getProperty, type CancellationPolicyType, type Property, type RatePlan } from '../catalog/properties.js';
-import { pricingOf, type Pricing } from './search.js';
+import { findRoomType, getProperty, type CancellationPolicyType, type Property, type RatePlan } from '../catalog/index.js';
+import { pricingOf, type Pricing } from './offers.js';
 import { offerClaims, TokenError, type OfferClaims } from '../access/index.js';
 
 /**

@@ -1,11 +1,10 @@
 import { MINOR_DIGITS, type Currency } from '../kernel/index.js';
 import type { RequestContext } from '../../context.js';
 import type { MealPlan, RoomOccupancy } from '../../upstream/protocol.js';
-import { isVisible, type VisibleStatus } from '../bookings/states.js';
-import { dateOnly, type Booking } from '../bookings/bookings.js';
-import { CHECKIN_HOUR, freeCancellationBefore, PENALTY_PERCENT } from '../search/cancellation.js';
-import type { CancellationPolicyType, Property } from '../catalog/properties.js';
-import { getReservation, leadRoom, reservationStatus } from '../reservations/reservations.js';
+import { dateOnly, isVisible, type Booking, type VisibleStatus } from '../bookings/index.js';
+import { CHECKIN_HOUR, freeCancellationBefore, PENALTY_PERCENT } from '../search/index.js';
+import type { CancellationPolicyType, Property } from '../catalog/index.js';
+import { getReservation, leadRoom, reservationStatus } from '../reservations/index.js';
 
 /**
  * Booking vouchers (spec §4.7, GET /reservations/{id}/voucher): one model of what a voucher says,

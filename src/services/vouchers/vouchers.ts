@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { principalOf, ValidationError } from '../kernel/index.js';
 import type { AppDeps, RequestContext } from '../../context.js';
-import { bookingRules, getBooking } from '../bookings/bookings.js';
+import { bookingRules, getBooking } from '../bookings/index.js';
 import { sendMail } from './mail.js';
 import { createRateLimiter, type RateLimiter } from '../access/index.js';
-import { leadRoom } from '../reservations/reservations.js';
+import { leadRoom } from '../reservations/index.js';
 import { VoucherMailLimitError, VoucherRecipientNotAllowedError, type MailLimitScope } from './errors.js';
 import { renderVoucherHtml } from './html.js';
 import { buildVoucher, reservationRooms, voucherOf, type Voucher } from './model.js';

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { AppDeps } from '../../context.js';
 import { TRANSACTION_OPTIONS } from '../../db/client.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import type { BookingRecord } from '../bookings/bookings.js';
+import type { BookingRecord } from '../bookings/index.js';
 import { hostOf, isPublicAddress, publicOnlyLookup } from './urls.js';
 
 /**

@@ -1,13 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { principalOf, ConflictError, NotFoundError, storableText } from '../kernel/index.js';
+import { ConflictError, NotFoundError, principalOf, storableText } from '../kernel/index.js';
 import type { RequestContext } from '../../context.js';
 import { TRANSACTION_OPTIONS } from '../../db/client.js';
 import { Prisma, type WebhookAttempt, type WebhookDelivery, type WebhookEndpoint } from '../../generated/prisma/client.js';
-import { BOOKING_EVENT_TYPES, type BookingEventType } from '../bookings/states.js';
-import { isUuid } from '../bookings/bookings.js';
+import { BOOKING_EVENT_TYPES, isUuid, type BookingEventType } from '../bookings/index.js';
 import type { Scope } from '../access/index.js';
-import { pageOf, type Page } from '../search/search.js';
+import { pageOf, type Page } from '../search/index.js';
 import { attemptDelivery, holdDeliveries, leaseMs, PING_EVENT_TYPE, releaseHeld, webhookBody } from './delivery.js';
 import { validateWebhookUrl } from './urls.js';
 

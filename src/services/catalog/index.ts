@@ -1,0 +1,18 @@
+/**
+ * Catalog: the public face of the module. Property content as the service models it
+ * (properties.ts), the content cache and its per-request loaders (catalog.ts), and the property
+ * listing with its page tokens (listing.ts).
+ */
+export { findRoomType, getProperty, ratePlansOf } from './properties.js';
+export type {
+  BedGroup,
+  CancellationPolicyType,
+  MealPlan,
+  Property,
+  PropertySummary,
+  RatePlan,
+  RoomType,
+} from './properties.js';
+export { PropertyCatalog, createLoaders } from './catalog.js';
+export type { Loaders } from './catalog.js';
+export { PAGE_TOKEN_TTL_SECONDS, listProperties } from './listing.js';

@@ -1,0 +1,17 @@
+/**
+ * Reservations (spec §4.8): the public face of the module. Rules and the reservation model
+ * (rules.ts), errors, what a reservation shows (view.ts), read and list (read.ts), create, update,
+ * cancel, and date changes (dateChanges.ts).
+ */
+export { reservationRules } from './rules.js';
+export type { Reservation } from './rules.js';
+export { ModificationNotAllowedError } from './errors.js';
+export { cancelledTotals, leadRoom, policyOf, reservationStatus, reservationView } from './view.js';
+export type { PolicySummary, ReservationView } from './view.js';
+export { getReservation, listReservations } from './read.js';
+export { createReservation } from './create.js';
+export { updateReservation } from './update.js';
+export { cancelReservation, cancelReservationRoom } from './cancel.js';
+export type { ReservationCancellation } from './cancel.js';
+export { modifyBookingDates, modifyDatesRules, sweepModifications } from './dateChanges.js';
+export type { DatesChange } from './dateChanges.js';

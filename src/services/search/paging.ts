@@ -1,0 +1,18 @@
+export interface Page<T> {
+  items: T[];
+  total: number;
+  page: number;
+  perPage: number;
+  totalPages: number;
+  hasNext: boolean;
+}
+
+export function paginate<T>(all: T[], page: number, perPage: number): Page<T> {
+  return pageOf(all.slice((page - 1) * perPage, page * perPage), all.length, page, perPage);
+}
+
+/** One page of `total` items (search results, bookings), with the spec's pagination figures. */
+export function pageOf<T>(items: T[], total: number, page: number, perPage: number): Page<T> {
+  const totalPages = Math.ceil(total / perPage);
+  return { items, total, page, perPage, totalPages, hasNext: page < totalPages };
+}
