@@ -2,30 +2,39 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { claim, fingerprintOf, settle } from '../../src/services/bookings/index.js';
 import { digest, SCOPES } from '../../src/services/access/index.js';
-import { day, v1 } from '../helpers/flow.js';
+import { day } from '../helpers/flow.js';
 import {
-  boundedShrinking,
+  addedRows,
   deepJsonText,
+  exchange,
+  expectErrorEnvelope,
+  expectFixtures,
+  expectNoChanges,
   expectNoPrototypePollution,
-  fuzzParameters,
+  expectServed,
+  FUZZ_BODY_LIMIT,
+  fuzzProperty,
   garbageHeaderValue,
   headerSafe,
   hostileJsonText,
   hostileString,
   malformedJsonText,
+  mintToken,
   partnerState,
-  PARTNER_TABLES_REQUIRED,
   pathSegment,
   PROTO_KEYS,
   queryValue,
   rowCounts,
+  send as sendTo,
+  startFuzzService,
   stateChanges,
   tainted,
   toWellFormed,
-  UUID,
+  type Answer,
+  type Json,
   type PartnerState,
 } from '../helpers/fuzz.js';
-import { apiKey, startTestService, uniqueIp } from '../helpers/service.js';
+import { apiKey, uniqueIp } from '../helpers/service.js';
 import { resolve } from '../helpers/openapi.js';
 
 /**
@@ -51,14 +60,11 @@ import { resolve } from '../helpers/openapi.js';
  * and a snapshot taken after the response is the request's doing.
  */
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
 type Version = 'v1' | 'v2';
 
 const BASE: Record<Version, string> = { v1: '/channel/v1', v2: '/api/channel/v2' };
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
-/** Small enough that oversized bodies are cheap to send; large enough for every real body. */
-const BODY_LIMIT = 65_536;
+const BODY_LIMIT = FUZZ_BODY_LIMIT;
 /** Runs per route: more where a body gives more to vary. */
 const RUNS = { withBody: 60, other: 25 };
 
@@ -66,47 +72,14 @@ const RUNS = { withBody: 60, other: 25 };
 // At the top level (not in beforeAll): the documented operations must be known when the tests are
 // collected, one test per operation.
 
-const t = await startTestService({ EVENTS_POLL_INTERVAL_MS: '0', BODY_LIMIT_BYTES: String(BODY_LIMIT) });
+const { t, owner, bearer, booked, offer, bookingId, webhookId, deliveryId } = await startFuzzService();
 afterAll(() => t.close());
 
-const owner = await t.channel({ name: 'Fuzz Owner' });
-const bearer = await (async () => {
-  const res = await t.request('/channel/v1/oauth/token', {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: owner.client_id, client_secret: owner.client_secret }).toString(),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { access_token: string }).access_token;
-})();
-
-const flow = v1(t, owner);
-const booked = await flow.offer();
-const bookingRes = await flow.book({ book_token: booked.bookToken, booker_name: 'Fuzz Guest', guests_adult: 2 });
-expect(bookingRes.status).toBe(201);
-/** An unused offer: a real price_check_token and book_token, for bodies that are bad elsewhere. */
-const offer = await flow.offer({ from: booked.propertyId });
-const webhookRes = await flow.call('POST', '/webhooks', { url: 'http://127.0.0.1:9/fuzz', events: ['reservation.no_show'] });
-expect(webhookRes.status).toBe(201);
-const webhookId = ((await webhookRes.json()) as { data: { id: string } }).data.id;
-const deliveryId = crypto.randomUUID();
-await t.service.deps.db.prisma.webhookDelivery.create({
-  data: {
-    id: deliveryId,
-    endpointId: webhookId,
-    channelId: owner.user_id,
-    type: 'reservation.created',
-    body: '{}',
-    status: 'failed',
-    nextAttemptAt: new Date(),
-    createdAt: new Date(),
-  },
-});
 const v2Links = await v2Chain();
 
 /** Real values of path parameters and tokens, so a hostile value elsewhere in the request is what is refused. */
 const REAL = {
-  booking: ((await bookingRes.json()) as { data: { id: string } }).data.id,
+  booking: bookingId,
   webhook: webhookId,
   delivery: deliveryId,
   property: String(booked.propertyId),
@@ -582,13 +555,6 @@ function requestOf(o: Operation, c: RestCase): { url: string; init: RequestInit 
 
 // ---- checking an answer ----
 
-interface Answer {
-  status: number;
-  body: Json;
-  text: string;
-  headers: Headers;
-}
-
 /** The documented schema name of an error status of `o` (ErrorEnvelope or OAuthError). */
 function errorSchemaName(o: Operation, status: number): string {
   if (status === 413 && !o.op.responses['413']) return 'ErrorEnvelope';
@@ -605,23 +571,15 @@ function describeCase(o: Operation, c: RestCase, url: string): string {
 function expectDocumentedAnswer(o: Operation, answer: Answer, where: string, sentBody: boolean): void {
   const { status, body, headers } = answer;
   const allowed5xx = status === 501 && o.op.responses['501'] !== undefined && body?.error?.code === 'NOT_IMPLEMENTED';
-  expect(status < 500 || allowed5xx, `${where}: a server error ${status}: ${answer.text.slice(0, 300)}`).toBe(true);
+  expectServed(answer, where, allowed5xx);
   // 413 is the service-wide body limit (README "Limits"): any request with a body may get it.
   const documented = o.op.responses[String(status)] !== undefined || (status === 413 && sentBody);
   expect(documented, `${where}: status ${status} is not documented for ${o.name}: ${answer.text.slice(0, 300)}`).toBe(true);
-  expect(headers.get('x-request-id') ?? '', `${where}: X-Request-Id`).toMatch(UUID);
   if (status < 400) return;
   expect(headers.get('content-type') ?? '', `${where}: an error is JSON`).toMatch(/^application\/json/);
   const kind = errorSchemaName(o, status);
   if (kind === 'ErrorEnvelope') {
-    expect(Object.keys(body ?? {}).sort(), `${where}: envelope fields: ${answer.text.slice(0, 300)}`).toEqual(['error', 'meta']);
-    expect(Object.keys(body.error).sort(), `${where}: error fields`).toEqual(['code', 'details', 'message']);
-    expect(body.error.code, `${where}: error.code`).toMatch(/^[A-Z][A-Z0-9_]*$/);
-    expect(typeof body.error.message, `${where}: error.message`).toBe('string');
-    expect(body.error.details === null || (typeof body.error.details === 'object' && !Array.isArray(body.error.details)), `${where}: error.details`).toBe(true);
-    expect(Object.keys(body.meta).sort(), `${where}: meta fields`).toEqual(['request_id', 'timestamp']);
-    expect(body.meta.request_id, `${where}: meta.request_id`).toBe(headers.get('x-request-id'));
-    expect(new Date(body.meta.timestamp).toISOString(), `${where}: meta.timestamp`).toBe(body.meta.timestamp);
+    expectErrorEnvelope(answer, where);
     if (status === 401) expect(headers.get('www-authenticate'), `${where}: WWW-Authenticate`).toBeTruthy();
     // v2 names a bad request INVALID_REQUEST (DECISIONS.md "v2"), never v1's VALIDATION_ERROR.
     if (o.version === 'v2') expect(body.error.code, `${where}: a v2 code`).not.toBe('VALIDATION_ERROR');
@@ -633,14 +591,6 @@ function expectDocumentedAnswer(o: Operation, answer: Answer, where: string, sen
   } else {
     throw new Error(`${where}: status ${status} of ${o.name} documents no known error schema (${kind})`);
   }
-}
-
-/** Rows of `table` in `after` that `before` does not have, and whether any row of `before` changed or went. */
-function addedRows(before: PartnerState, after: PartnerState, table: string): { added: Json[]; othersChanged: boolean } {
-  const old = (JSON.parse(before[table]!) as Json[]).map((r) => JSON.stringify(r));
-  const now = new Set((JSON.parse(after[table]!) as Json[]).map((r) => JSON.stringify(r)));
-  const added = (JSON.parse(after[table]!) as Json[]).filter((r) => !old.includes(JSON.stringify(r)));
-  return { added, othersChanged: old.some((r) => !now.has(r)) };
 }
 
 /**
@@ -663,32 +613,15 @@ function expectStateKept(o: Operation, before: PartnerState, after: PartnerState
     const { added, othersChanged } = addedRows(before, after, 'bookings');
     if (!othersChanged && added.length > 0 && added.every((b) => b.status === 'void' && b.charged === false && b.book_token_jti === null)) delete changes.bookings;
   }
-  expect(changes, `${where}: answered ${answer.status} ${answer.text.slice(0, 200)} but changed rows`).toEqual({});
+  expectNoChanges(changes, answer, where);
 }
 
-let state: PartnerState;
-
-async function send(url: string, init: RequestInit & { ip?: string }): Promise<Answer> {
-  const res = await t.request(url, init);
-  const headers = new Headers(res.headers);
-  const text = await res.text();
-  let body: Json = undefined;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, body, text, headers };
-}
+const send = (url: string, init: RequestInit & { ip?: string }) => sendTo(t, url, init);
 
 async function runCase(o: Operation, c: RestCase): Promise<void> {
   const { url, init } = requestOf(o, c);
   const where = describeCase(o, c, url);
-  const answer = await send(url, init);
-  // Taken before any check: the next run compares with this state, whatever this one shows
-  // (fast-check runs on after a failure, to shrink it).
-  const before = state;
-  const after = (state = await partnerState(t));
+  const { answer, before, after } = await exchange(t, url, init);
 
   expectDocumentedAnswer(o, answer, where, c.body !== undefined);
 
@@ -714,17 +647,11 @@ describe('fuzzing every documented REST route', () => {
     expect(apiOperations.length).toBeGreaterThanOrEqual(38);
     expect(new Set(apiOperations.flatMap((o) => o.op['x-required-scopes'] ?? [])).size).toBe(SCOPES.length);
     expect(apiOperations.filter((o) => jsonBodySchema(o)).length).toBeGreaterThanOrEqual(6);
-    const snapshot = await partnerState(t);
-    expect(Object.keys(snapshot)).toEqual(expect.arrayContaining(PARTNER_TABLES_REQUIRED));
-    expect(rowCounts(snapshot)).toMatchObject({ bookings: 2, webhook_endpoints: 1, webhook_deliveries: 1, access_tokens: 1 });
+    await expectFixtures(t, { bookings: 2, webhook_endpoints: 1, webhook_deliveries: 1, access_tokens: 1 });
   });
 
   it.each(apiOperations.map((o) => [o.name, o] as const))('%s', async (_name, o) => {
-    state = await partnerState(t);
-    await fc.assert(
-      fc.asyncProperty(caseArb(o), boundedShrinking((c: RestCase) => runCase(o, c))),
-      fuzzParameters(jsonBodySchema(o) ? RUNS.withBody : RUNS.other),
-    );
+    await fuzzProperty(t, caseArb(o), jsonBodySchema(o) ? RUNS.withBody : RUNS.other, (c: RestCase) => runCase(o, c));
   }, 120_000);
 });
 
@@ -803,11 +730,11 @@ function oauthCase(fields: [string, unknown][], invalid: string[], e: OAuthEncod
 }
 
 /** Sends an OAuth case to `path`, from an address of its own (the 20-per-minute limit is not what is fuzzed). */
-function sendOAuthCase(path: string, c: TokenCase): Promise<Answer> {
+function sendOAuthCase(path: string, c: TokenCase): Promise<{ answer: Answer; before: PartnerState; after: PartnerState }> {
   const headers: Record<string, string> = { ...c.headers };
   if (c.contentType !== undefined) headers['content-type'] = c.contentType;
   if (c.authorization !== undefined) headers.authorization = c.authorization;
-  return send(path, { method: 'POST', headers, body: c.body, ip: uniqueIp() });
+  return exchange(t, path, { method: 'POST', headers, body: c.body, ip: uniqueIp() });
 }
 
 const tokenCaseArb: fc.Arbitrary<TokenCase> = fc
@@ -835,29 +762,23 @@ const tokenCaseArb: fc.Arbitrary<TokenCase> = fc
 describe('fuzzing POST /channel/v1/oauth/token', () => {
   it('answers hostile token requests in the RFC 6749 form and issues nothing it should not', async () => {
     expect(tokenOperation).toBeDefined();
-    state = await partnerState(t);
-    await fc.assert(
-      fc.asyncProperty(tokenCaseArb, boundedShrinking(async (c: TokenCase) => {
-        const answer = await sendOAuthCase('/channel/v1/oauth/token', c);
-        const before = state;
-        const after = (state = await partnerState(t));
-        const where = JSON.stringify({ ...c, body: c.body.slice(0, 300) }).slice(0, 1200);
-        expectDocumentedAnswer(tokenOperation, answer, where, true);
-        if (c.invalid.length) {
-          // json-typed may leave every field as it was (a hostile value for an unused key).
-          const mayPass = c.invalid[0] === 'hostile JSON values';
-          if (!mayPass) expect(answer.status >= 400 && answer.status < 500, `${where}: must be refused, got ${answer.status}`).toBe(true);
-        }
-        if (answer.status === 200) {
-          expect(answer.body.token_type, where).toBe('Bearer');
-          expect(rowCounts(after).access_tokens, where).toBe(rowCounts(before).access_tokens! + 1);
-        } else {
-          expect(stateChanges(before, after), `${where}: answered ${answer.status} but changed rows`).toEqual({});
-        }
-        expectNoPrototypePollution();
-      })),
-      fuzzParameters(120),
-    );
+    await fuzzProperty(t, tokenCaseArb, 120, async (c: TokenCase) => {
+      const { answer, before, after } = await sendOAuthCase('/channel/v1/oauth/token', c);
+      const where = JSON.stringify({ ...c, body: c.body.slice(0, 300) }).slice(0, 1200);
+      expectDocumentedAnswer(tokenOperation, answer, where, true);
+      if (c.invalid.length) {
+        // json-typed may leave every field as it was (a hostile value for an unused key).
+        const mayPass = c.invalid[0] === 'hostile JSON values';
+        if (!mayPass) expect(answer.status >= 400 && answer.status < 500, `${where}: must be refused, got ${answer.status}`).toBe(true);
+      }
+      if (answer.status === 200) {
+        expect(answer.body.token_type, where).toBe('Bearer');
+        expect(rowCounts(after).access_tokens, where).toBe(rowCounts(before).access_tokens! + 1);
+      } else {
+        expectNoChanges(stateChanges(before, after), answer, where);
+      }
+      expectNoPrototypePollution();
+    });
   }, 120_000);
 });
 
@@ -866,16 +787,7 @@ describe('fuzzing POST /channel/v1/oauth/token', () => {
 describe('fuzzing POST /channel/v1/oauth/revoke', () => {
   it("answers hostile revocations in the RFC 6749 form and revokes nothing but the client's own token", async () => {
     expect(revokeOperation).toBeDefined();
-    const mint = async (who: { client_id: string; client_secret: string }) => {
-      const res = await t.request('/channel/v1/oauth/token', {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: who.client_id, client_secret: who.client_secret }).toString(),
-        ip: uniqueIp(),
-      });
-      expect(res.status).toBe(200);
-      return ((await res.json()) as { access_token: string }).access_token;
-    };
+    const mint = (who: { client_id: string; client_secret: string }) => mintToken(t, who, uniqueIp());
     // The owner's token this fuzz may revoke (not `bearer`, which the other properties use), and a
     // token of another channel that no request of the owner may revoke.
     const sacrificial = await mint(owner);
@@ -904,36 +816,30 @@ describe('fuzzing POST /channel/v1/oauth/revoke', () => {
       });
     const prisma = t.service.deps.db.prisma;
     const rowOf = (token: string) => prisma.accessToken.findUniqueOrThrow({ where: { tokenHash: digest(token) } });
-    state = await partnerState(t);
-    await fc.assert(
-      fc.asyncProperty(revokeCaseArb, boundedShrinking(async (c: TokenCase) => {
-        const sacrificialBefore = (await rowOf(sacrificial)).revokedAt;
-        const answer = await sendOAuthCase('/channel/v1/oauth/revoke', c);
-        const before = state;
-        const after = (state = await partnerState(t));
-        const where = JSON.stringify({ ...c, body: c.body.slice(0, 300) }).slice(0, 1200);
-        expectDocumentedAnswer(revokeOperation, answer, where, true);
-        if (c.invalid.length && c.invalid[0] !== 'hostile JSON values') {
-          expect(answer.status >= 400 && answer.status < 500, `${where}: must be refused, got ${answer.status}`).toBe(true);
-        }
-        if (answer.status === 200) expect(answer.text, `${where}: no content`).toBe('');
-        // The only row a revocation may change: the owner's sacrificial token, revoked once, by a 200.
-        const changes = stateChanges(before, after);
-        if (changes.access_tokens && answer.status === 200 && sacrificialBefore === null && (await rowOf(sacrificial)).revokedAt !== null) {
-          // Exactly one row differs, and it is that token's.
-          const rows = (text: string) => (JSON.parse(text) as Json[]).map((r) => JSON.stringify(r));
-          const gone = rows(before.access_tokens!).filter((r) => !rows(after.access_tokens!).includes(r));
-          const { added } = addedRows(before, after, 'access_tokens');
-          const only = [...gone, ...added.map((r) => JSON.stringify(r))].every((r) => (JSON.parse(r) as Json).token_hash === digest(sacrificial));
-          if (gone.length === 1 && added.length === 1 && only) delete changes.access_tokens;
-        }
-        expect(changes, `${where}: answered ${answer.status} but changed rows`).toEqual({});
-        expect((await rowOf(strangers)).revokedAt, `${where}: another channel's token revoked`).toBeNull();
-        expect((await rowOf(bearer)).revokedAt, where).toBeNull();
-        expectNoPrototypePollution();
-      })),
-      fuzzParameters(120),
-    );
+    await fuzzProperty(t, revokeCaseArb, 120, async (c: TokenCase) => {
+      const sacrificialBefore = (await rowOf(sacrificial)).revokedAt;
+      const { answer, before, after } = await sendOAuthCase('/channel/v1/oauth/revoke', c);
+      const where = JSON.stringify({ ...c, body: c.body.slice(0, 300) }).slice(0, 1200);
+      expectDocumentedAnswer(revokeOperation, answer, where, true);
+      if (c.invalid.length && c.invalid[0] !== 'hostile JSON values') {
+        expect(answer.status >= 400 && answer.status < 500, `${where}: must be refused, got ${answer.status}`).toBe(true);
+      }
+      if (answer.status === 200) expect(answer.text, `${where}: no content`).toBe('');
+      // The only row a revocation may change: the owner's sacrificial token, revoked once, by a 200.
+      const changes = stateChanges(before, after);
+      if (changes.access_tokens && answer.status === 200 && sacrificialBefore === null && (await rowOf(sacrificial)).revokedAt !== null) {
+        // Exactly one row differs, and it is that token's.
+        const rows = (text: string) => (JSON.parse(text) as Json[]).map((r) => JSON.stringify(r));
+        const gone = rows(before.access_tokens!).filter((r) => !rows(after.access_tokens!).includes(r));
+        const { added } = addedRows(before, after, 'access_tokens');
+        const only = [...gone, ...added.map((r) => JSON.stringify(r))].every((r) => (JSON.parse(r) as Json).token_hash === digest(sacrificial));
+        if (gone.length === 1 && added.length === 1 && only) delete changes.access_tokens;
+      }
+      expectNoChanges(changes, answer, where);
+      expect((await rowOf(strangers)).revokedAt, `${where}: another channel's token revoked`).toBeNull();
+      expect((await rowOf(bearer)).revokedAt, where).toBeNull();
+      expectNoPrototypePollution();
+    });
     // The stranger's token still works, and the API key sent for revocation too.
     expect((await send('/channel/v1/channels/me', { headers: { authorization: `Bearer ${strangers}` } })).status).toBe(200);
     expect((await send('/channel/v1/channels/me', { headers: apiKey(owner) })).status).toBe(200);

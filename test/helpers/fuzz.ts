@@ -1,15 +1,88 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import type { TestService } from './service.js';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
+import { v1, type Offer } from './flow.js';
+import { startTestService, type TestService } from './service.js';
 
 /**
- * Shared pieces of the fuzz tests (test/fuzz-rest.test.ts, test/fuzz-graphql.test.ts): hostile
- * values as fast-check arbitraries, and a snapshot of everything a partner can change, to show
- * that a refused request changed nothing.
+ * The one harness of the fuzz tests (test/contract/fuzz-rest.test.ts, test/contract/fuzz-graphql.test.ts):
+ * the service with the partner's resources the fuzz needs, hostile values as fast-check
+ * arbitraries, sending a request and reading its answer, a snapshot of everything a partner can
+ * change (to show that a refused request changed nothing), and the checks both surfaces make.
  *
  * FUZZ_RUNS sets the runs per property, FUZZ_SEED replays a failure (fast-check prints the seed
- * and path of a failing run; `FUZZ_SEED=<seed> npx vitest run test/fuzz-rest.test.ts -t '<route>'`).
+ * and path of a failing run; `FUZZ_SEED=<seed> npx vitest run test/contract/fuzz-rest.test.ts -t '<route>'`).
  */
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = any;
+
+/** Small enough that oversized bodies are cheap to send; large enough for every real body. */
+export const FUZZ_BODY_LIMIT = 65_536;
+
+/** The service under fuzz and the partner's resources in it. */
+export interface FuzzFixtures {
+  t: TestService;
+  owner: IssuedCredentials;
+  /** An access token of the owner (client credentials). */
+  bearer: string;
+  flow: ReturnType<typeof v1>;
+  /** The offer the owner's booking was made from. */
+  booked: Offer;
+  /** An unused offer: a real price-check token and book token, for requests that are bad elsewhere. */
+  offer: Offer;
+  bookingId: string;
+  webhookId: string;
+  /** A failed delivery of the owner's webhook. */
+  deliveryId: string;
+}
+
+/**
+ * A service for a fuzz test, with a channel that has a booking, an unused offer, a webhook and a
+ * failed delivery. The outbox dispatcher is off (EVENTS_POLL_INTERVAL_MS=0), so nothing changes
+ * rows behind a request's back and a snapshot taken after the response is the request's doing.
+ * The caller closes `t`.
+ */
+export async function startFuzzService(): Promise<FuzzFixtures> {
+  const t = await startTestService({ EVENTS_POLL_INTERVAL_MS: '0', BODY_LIMIT_BYTES: String(FUZZ_BODY_LIMIT) });
+  const owner = await t.channel({ name: 'Fuzz Owner' });
+  const bearer = await mintToken(t, owner);
+  const flow = v1(t, owner);
+  const booked = await flow.offer();
+  const bookingRes = await flow.book({ book_token: booked.bookToken, booker_name: 'Fuzz Guest', guests_adult: 2 });
+  expect(bookingRes.status).toBe(201);
+  const offer = await flow.offer({ from: booked.propertyId });
+  const webhookRes = await flow.call('POST', '/webhooks', { url: 'http://127.0.0.1:9/fuzz', events: ['reservation.no_show'] });
+  expect(webhookRes.status).toBe(201);
+  const webhookId = ((await webhookRes.json()) as { data: { id: string } }).data.id;
+  const deliveryId = crypto.randomUUID();
+  await t.service.deps.db.prisma.webhookDelivery.create({
+    data: {
+      id: deliveryId,
+      endpointId: webhookId,
+      channelId: owner.user_id,
+      type: 'reservation.created',
+      body: '{}',
+      status: 'failed',
+      nextAttemptAt: new Date(),
+      createdAt: new Date(),
+    },
+  });
+  const bookingId = ((await bookingRes.json()) as { data: { id: string } }).data.id;
+  return { t, owner, bearer, flow, booked, offer, bookingId, webhookId, deliveryId };
+}
+
+/** An access token of `who` from the token endpoint (client credentials), as from `ip` when given. */
+export async function mintToken(t: TestService, who: { client_id: string; client_secret: string }, ip?: string): Promise<string> {
+  const res = await t.request('/channel/v1/oauth/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: who.client_id, client_secret: who.client_secret }).toString(),
+    ...(ip === undefined ? {} : { ip }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
 
 export function fuzzParameters<T>(numRuns: number): fc.Parameters<T> {
   const runs = process.env.FUZZ_RUNS ? Number(process.env.FUZZ_RUNS) : numRuns;
@@ -332,6 +405,103 @@ export function stateChanges(before: PartnerState, after: PartnerState): Record<
 /** Number of rows per table, for a test that wants to see its fixtures are there. */
 export function rowCounts(state: PartnerState): Record<string, number> {
   return Object.fromEntries(Object.entries(state).map(([table, text]) => [table, (JSON.parse(text) as unknown[]).length]));
+}
+
+/** Rows of `table` in `after` that `before` does not have, and whether any row of `before` changed or went. */
+export function addedRows(before: PartnerState, after: PartnerState, table: string): { added: Json[]; othersChanged: boolean } {
+  const old = (JSON.parse(before[table]!) as Json[]).map((r) => JSON.stringify(r));
+  const now = new Set((JSON.parse(after[table]!) as Json[]).map((r) => JSON.stringify(r)));
+  const added = (JSON.parse(after[table]!) as Json[]).filter((r) => !old.includes(JSON.stringify(r)));
+  return { added, othersChanged: old.some((r) => !now.has(r)) };
+}
+
+/** The fixtures are there: the snapshot covers the required tables and holds at least `counts` rows. */
+export async function expectFixtures(t: TestService, counts: Record<string, number>): Promise<void> {
+  const snapshot = await partnerState(t);
+  expect(Object.keys(snapshot)).toEqual(expect.arrayContaining(PARTNER_TABLES_REQUIRED));
+  expect(rowCounts(snapshot)).toMatchObject(counts);
+}
+
+// ---- running a property: send, snapshot, check ----
+
+/** An answer as the checks read it. */
+export interface Answer {
+  status: number;
+  contentType: string;
+  text: string;
+  /** The parsed body, or undefined when there is none or it does not parse. */
+  body: Json;
+  requestId: string | null;
+  headers: Headers;
+}
+
+export interface SendOptions {
+  /** Abort the request after this long (a GraphQL subscription would never end). */
+  timeoutMs?: number;
+  /** How to read the body (default: JSON); a throw leaves `body` undefined. */
+  parse?: (text: string, contentType: string) => Json;
+}
+
+export async function send(t: TestService, path: string, init: RequestInit & { ip?: string }, options: SendOptions = {}): Promise<Answer> {
+  const { timeoutMs, parse = (text: string) => JSON.parse(text) } = options;
+  const res = await t.request(path, timeoutMs === undefined ? init : { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  const headers = new Headers(res.headers);
+  const contentType = headers.get('content-type') ?? '';
+  const text = await res.text();
+  let body: Json = undefined;
+  try {
+    body = text ? parse(text, contentType) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, contentType, text, body, requestId: headers.get('x-request-id'), headers };
+}
+
+/** The snapshot each service's next exchange compares with. */
+const lastState = new WeakMap<TestService, PartnerState>();
+
+/**
+ * Sends and takes the partner state after it: `before` is the state after the previous exchange
+ * (or at the start of the property), `after` the state now.
+ */
+export async function exchange(t: TestService, path: string, init: RequestInit & { ip?: string }, options: SendOptions = {}): Promise<{ answer: Answer; before: PartnerState; after: PartnerState }> {
+  const answer = await send(t, path, init, options);
+  // Taken before any check: the next run compares with this state, whatever this one shows
+  // (fast-check runs on after a failure, to shrink it).
+  const before = lastState.get(t)!;
+  const after = await partnerState(t);
+  lastState.set(t, after);
+  return { answer, before, after };
+}
+
+/** One fuzz property: `runs` runs (FUZZ_RUNS, FUZZ_SEED) of `check`, from the state as it is now. */
+export async function fuzzProperty<T>(t: TestService, arbitrary: fc.Arbitrary<T>, runs: number, check: (value: T) => Promise<void>): Promise<void> {
+  lastState.set(t, await partnerState(t));
+  await fc.assert(fc.asyncProperty(arbitrary, boundedShrinking(check)), fuzzParameters(runs));
+}
+
+/** Nothing changed that the request was not allowed to change (`changes`: what is left of stateChanges). */
+export function expectNoChanges(changes: Record<string, unknown>, answer: Answer, where: string): void {
+  expect(changes, `${where}: answered ${answer.status} ${answer.text.slice(0, 300)} but changed rows`).toEqual({});
+}
+
+/** No server error (unless `serverErrorAllowed`), and a request id on the answer. */
+export function expectServed(answer: Answer, where: string, serverErrorAllowed = false): void {
+  expect(answer.status < 500 || serverErrorAllowed, `${where}: a server error ${answer.status}: ${answer.text.slice(0, 300)}`).toBe(true);
+  expect(answer.requestId ?? '', `${where}: X-Request-Id`).toMatch(UUID);
+}
+
+/** The error envelope of spec §2.1, exactly: error {code, message, details} and meta {request_id, timestamp}. */
+export function expectErrorEnvelope(answer: Answer, where: string): void {
+  const { body, headers } = answer;
+  expect(Object.keys(body ?? {}).sort(), `${where}: envelope fields: ${answer.text.slice(0, 300)}`).toEqual(['error', 'meta']);
+  expect(Object.keys(body.error).sort(), `${where}: error fields`).toEqual(['code', 'details', 'message']);
+  expect(body.error.code, `${where}: error.code`).toMatch(/^[A-Z][A-Z0-9_]*$/);
+  expect(typeof body.error.message, `${where}: error.message`).toBe('string');
+  expect(body.error.details === null || (typeof body.error.details === 'object' && !Array.isArray(body.error.details)), `${where}: error.details`).toBe(true);
+  expect(Object.keys(body.meta).sort(), `${where}: meta fields`).toEqual(['request_id', 'timestamp']);
+  expect(body.meta.request_id, `${where}: meta.request_id`).toBe(headers.get('x-request-id'));
+  expect(new Date(body.meta.timestamp).toISOString(), `${where}: meta.timestamp`).toBe(body.meta.timestamp);
 }
 
 // ---- the test process itself ----
