@@ -3,7 +3,15 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { ZodError } from 'zod';
-import { AppError, toAppError, UnsupportedMediaTypeError, ValidationError, type FieldIssue } from '../src/services/kernel/index.js';
+import {
+  AppError,
+  BadRequestError,
+  HttpRefusalError,
+  toAppError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+  type FieldIssue,
+} from '../src/services/kernel/index.js';
 import { OAuthError } from '../src/services/access/index.js';
 import type { HttpEnv } from './env.js';
 
@@ -49,7 +57,7 @@ export function validationErrorFrom(error: ZodError, target?: string): Validatio
  * `details.fields` as v1's VALIDATION_ERROR.
  */
 export function invalidRequest(fields: FieldIssue[], message = 'The request is not valid'): AppError {
-  return new AppError(400, 'INVALID_REQUEST', message, { fields });
+  return new BadRequestError('INVALID_REQUEST', message, { fields });
 }
 
 export function invalidRequestFrom(error: ZodError, target?: string): AppError {
@@ -63,7 +71,7 @@ export function invalidRequestFrom(error: ZodError, target?: string): AppError {
 export function v2Error(error: unknown): AppError {
   const appError = classify(error);
   return appError.code === 'VALIDATION_ERROR'
-    ? new AppError(400, 'INVALID_REQUEST', appError.message, appError.details, appError.headers)
+    ? new BadRequestError('INVALID_REQUEST', appError.message, appError.details)
     : appError;
 }
 
@@ -76,7 +84,7 @@ export function classify(error: unknown): AppError {
     if (error.status === 400) return new ValidationError([{ field: '(body)', reason: 'malformed JSON' }]);
     // A JSON route sent another content type.
     if (error.status === 415) return new UnsupportedMediaTypeError('application/json');
-    return new AppError(error.status, 'BAD_REQUEST', error.message || 'The request could not be processed');
+    return new HttpRefusalError(error.status, error.message || 'The request could not be processed');
   }
   return toAppError(error);
 }
@@ -103,7 +111,8 @@ export function oauthErrorResponse(c: Context<HttpEnv>, error: unknown): Respons
   logFailure(c, error, appError);
   for (const [name, value] of Object.entries(appError.headers)) c.header(name, value);
   if (!(appError instanceof OAuthError) && appError.status < 500) {
-    return c.json({ error: 'invalid_request', error_description: appError.message }, 400);
+    const invalid = new OAuthError('invalid_request', appError.message);
+    return c.json({ error: invalid.code, error_description: invalid.message }, invalid.status as ContentfulStatusCode);
   }
   const code = appError instanceof OAuthError ? appError.code : 'server_error';
   return c.json({ error: code, error_description: appError.message }, appError.status as ContentfulStatusCode);

@@ -135,6 +135,16 @@ export class BadRequestError extends AppError {
   }
 }
 
+/**
+ * A refusal the HTTP framework raised itself (Hono's HTTPException) with a status of its own
+ * choosing, other than the malformed body (400) and content type (415) mapped to their classes.
+ */
+export class HttpRefusalError extends AppError {
+  constructor(status: number, message: string) {
+    super(status, 'BAD_REQUEST', message);
+  }
+}
+
 /** No media type the Accept header allows can carry the answer (GraphQL: a subscription asked for as JSON). */
 export class NotAcceptableError extends AppError {
   constructor(code: string, message: string, details: ErrorDetails = null) {

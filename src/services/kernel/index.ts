@@ -11,6 +11,7 @@ export {
   BadRequestError,
   ConflictError,
   ForbiddenError,
+  HttpRefusalError,
   HttpsRequiredError,
   InsufficientScopeError,
   InternalError,
