@@ -16,7 +16,7 @@ import { sweepModifications } from '../reservations/index.js';
  *   - a creation or cancellation cut short by a crash (`processing`, `cancelling` older than the
  *     provider's booking deadline) is settled from the provider's view;
  *   - void attempts the provider may still hold are cancelled there; date changes likewise
- *     (modifyDates.ts, sweepModifications);
+ *     (reservations/dateChanges.ts, sweepModifications);
  *   - live bookings take the statuses the provider reports (confirmed, failed, checked in, checked
  *     out, no-show, cancelled), each through the state machine with its events.
  * Every step is a conditional update, so several instances may run it at once. The service runs

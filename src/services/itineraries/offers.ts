@@ -129,7 +129,7 @@ export interface CancelPenalty {
  * `cancel_penalties` of a policy (spec §2.6, DECISIONS.md: deadlines from 15:00 local on the
  * check-in date): one window from the end of free cancellation (for non_refundable, from `now`)
  * to 15:00 local on the check-in date. The amount is the fee the cancellation rule charges on
- * `totalKrw` (src/services/cancellation.ts: rounded down), shown in the request currency.
+ * `totalKrw` (src/services/search/cancellation.ts: rounded down), shown in the request currency.
  */
 export function cancelPenalties(
   policy: CancellationPolicyType,

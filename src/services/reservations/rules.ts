@@ -21,7 +21,7 @@ import { MAX_ROOMS, searchRules } from '../search/index.js';
  */
 
 /**
- * Input rules, written once: REST (snake_case, rest-adapters/v1/reservations.ts) and GraphQL
+ * Input rules, written once: REST (snake_case, rest-adapters/v1/reservations/wire.ts) and GraphQL
  * (camelCase, src/schema/reservations.ts) build their inputs from these and bookingRules.
  */
 export const reservationRules = {
