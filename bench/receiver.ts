@@ -30,7 +30,7 @@ let badSignatures = 0;
 let badBodies = 0;
 let types = new Map<string, number>();
 
-// The body starts {"type":"…","timestamp":"…", (webhookBody in src/services/webhookDelivery.ts).
+// The body starts {"type":"…","timestamp":"…", (webhookBody in src/services/webhooks/fanOut.ts).
 const HEAD = /^\{"type":"([^"]+)","timestamp":"([^"]+)"/;
 
 const server = createServer((req, res) => {

@@ -10,7 +10,7 @@ import { Dispatcher } from './events/dispatcher.js';
 import { ChannelRateLimits, createCredentialCache, createRateLimiter, TokenSigner } from './services/access/index.js';
 import { PropertyCatalog } from './services/catalog/index.js';
 import { checkEnvironment, claimEnvironment } from './services/kernel/index.js';
-import { WebhookSender } from './services/webhooks/index.js';
+import { DeliveryWork, WebhookSender } from './services/webhooks/index.js';
 import { startSimulator, type RunningSimulator } from './simulator/server.js';
 import { UpstreamClient } from './upstream/client.js';
 
@@ -89,6 +89,6 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       api: new ChannelRateLimits(db.prisma, { env: config.env, ...config.rateLimits, redis }),
     },
   };
-  dispatcher = new Dispatcher(deps, deps.events);
+  dispatcher = new Dispatcher(deps, (wake) => new DeliveryWork(deps, deps.events, wake));
   return { deps, dispatcher, simulator };
 }

@@ -7,7 +7,9 @@ import { Prisma, type WebhookAttempt, type WebhookDelivery, type WebhookEndpoint
 import { BOOKING_EVENT_TYPES, isUuid, type BookingEventType } from '../bookings/index.js';
 import type { Scope } from '../access/index.js';
 import { pageOf, type Page } from '../search/index.js';
-import { attemptDelivery, holdDeliveries, leaseMs, PING_EVENT_TYPE, releaseHeld, webhookBody } from './delivery.js';
+import { attemptDelivery } from './attempts.js';
+import { holdDeliveries, leaseMs, releaseHeld } from './claims.js';
+import { PING_EVENT_TYPE, webhookBody } from './fanOut.js';
 import { validateWebhookUrl } from './urls.js';
 
 /**

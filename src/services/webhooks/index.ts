@@ -1,15 +1,11 @@
-/** The public face of webhooks: what other modules may use. */
-export {
-  DELIVERY_RETENTION_MS,
-  PER_ENDPOINT_IN_FLIGHT,
-  WebhookSender,
-  attemptDelivery,
-  claimDue,
-  fanOut,
-  maxTotalAttempts,
-  purgeDeliveries,
-  type BookingEventMessage,
-} from './delivery.js';
+/**
+ * The public face of webhooks: endpoints (endpoints.ts), URLs (urls.ts), the event message and
+ * fan-out (fanOut.ts), leases (claims.ts), attempts and retries (attempts.ts), purge (purge.ts) and
+ * the delivery work the outbox dispatcher runs (dispatch.ts). Other modules import only this file.
+ */
+export { WebhookSender, attemptDelivery } from './attempts.js';
+export { PER_ENDPOINT_IN_FLIGHT, claimDue, maxTotalAttempts } from './claims.js';
+export { DeliveryWork } from './dispatch.js';
 export {
   DELIVERY_SCOPES,
   MAX_WEBHOOKS_PER_CHANNEL,
@@ -28,3 +24,5 @@ export {
   type WebhookInput,
   type WebhookView,
 } from './endpoints.js';
+export { fanOut, type BookingEventMessage } from './fanOut.js';
+export { DELIVERY_RETENTION_MS, purgeDeliveries } from './purge.js';

@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto';
+import ipaddr from 'ipaddr.js';
+import { Webhook } from 'standardwebhooks';
+import { Agent, request } from 'undici';
+import type { Logger } from 'pino';
+import type { AppDeps } from '../../context.js';
+import { TRANSACTION_OPTIONS } from '../../db/client.js';
+import { hostOf, isPublicAddress, publicOnlyLookup } from './urls.js';
+import { holdDeliveries, maxTotalAttempts, type ClaimedDelivery } from './claims.js';
+
+// ---------------------------------------------------------------------------------------------
+// 3. Attempts
+
+export interface AttemptOutcome {
+  ok: boolean;
+  statusCode: number | null;
+  responseBody: string | null;
+  error: string | null;
+  startedAt: Date;
+  durationMs: number;
+}
+
+const RESPONSE_KEEP_BYTES = 1024;
+
+/** Signs and POSTs webhook bodies; one connection pool for every endpoint. */
+export class WebhookSender {
+  private readonly agent: Agent;
+
+  constructor(
+    private readonly options: { timeoutMs: number; allowHttp: boolean; allowPrivateUrls: boolean; connections: number },
+  ) {
+    this.agent = new Agent({
+      connections: options.connections,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      keepAliveTimeout: 10_000,
+      connect: {
+        timeout: options.timeoutMs,
+        ...(options.allowPrivateUrls ? {} : { lookup: publicOnlyLookup }),
+      },
+    });
+  }
+
+  /** One attempt: 2xx is success; anything else, a timeout or a refused address is a failure. */
+  async send(delivery: Pick<ClaimedDelivery, 'id' | 'url' | 'secret' | 'body'>): Promise<AttemptOutcome> {
+    const startedAt = new Date();
+    const started = performance.now();
+    const done = (outcome: Omit<AttemptOutcome, 'startedAt' | 'durationMs'>): AttemptOutcome => ({
+      ...outcome,
+      startedAt,
+      durationMs: Math.round(performance.now() - started),
+    });
+    try {
+      this.checkTarget(delivery.url);
+      // The signed timestamp is the real time of sending: receivers check it against their clocks.
+      const signature = new Webhook(delivery.secret).sign(delivery.id, startedAt, delivery.body);
+      const response = await request(delivery.url, {
+        method: 'POST',
+        dispatcher: this.agent,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'channel-service-webhooks/1',
+          'webhook-id': delivery.id,
+          'webhook-timestamp': String(Math.floor(startedAt.getTime() / 1000)),
+          'webhook-signature': signature,
+        },
+        body: delivery.body,
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      const responseBody = await readPrefix(response.body, RESPONSE_KEEP_BYTES);
+      const ok = response.statusCode >= 200 && response.statusCode < 300;
+      return done({ ok, statusCode: response.statusCode, responseBody, error: ok ? null : `HTTP ${response.statusCode}` });
+    } catch (error) {
+      return done({ ok: false, statusCode: null, responseBody: null, error: describe(error, this.options.timeoutMs) });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  /** Checks a saved URL against today's policy; names are checked at connection time by the lookup. */
+  private checkTarget(raw: string): void {
+    const url = new URL(raw);
+    if (url.protocol !== 'https:' && !(this.options.allowHttp && url.protocol === 'http:')) {
+      throw new Error(`refused: ${url.protocol} URLs are not allowed`);
+    }
+    const host = hostOf(url);
+    if (!this.options.allowPrivateUrls && ipaddr.isValid(host) && !isPublicAddress(host)) {
+      throw new Error(`refused: ${host} is not a public address`);
+    }
+  }
+}
+
+async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= limit) {
+      body.destroy();
+      break;
+    }
+  }
+  return storable(Buffer.concat(chunks).subarray(0, limit).toString('utf8'));
+}
+
+/** PostgreSQL text cannot hold NUL; a receiver's answer may. */
+function storable(text: string): string {
+  return text.replaceAll('\u0000', '\uFFFD');
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  return storable(explain(error, timeoutMs)).slice(0, 1_000);
+}
+
+function explain(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error) {
+    if (error.name === 'TimeoutError' || error.name === 'AbortError') return `timeout: no complete answer within ${timeoutMs} ms`;
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof Error) return `${error.message}: ${cause.message}`;
+    return error.message;
+  }
+  return String(error);
+}
+
+/** The wait before retry number `step` (0-based) with ±10 % jitter, or null when the schedule is over. */
+export function retryDelayMs(schedule: readonly number[], step: number, random = Math.random): number | null {
+  const base = schedule[step];
+  if (base === undefined) return null;
+  return Math.round(base * (0.9 + random() * 0.2));
+}
+
+/**
+ * Makes one attempt of a claimed delivery and records it with its consequence. Returns the outcome.
+ * A delivery that runs out of retries without a success since it was made disables its endpoint:
+ * it has then failed for the whole schedule (more than 24 hours by default); the endpoint's
+ * waiting deliveries are then held. A failure that reaches maxTotalAttempts (after interruptions)
+ * fails the delivery without disabling anything.
+ */
+export async function attemptDelivery(
+  deps: AppDeps,
+  claimed: ClaimedDelivery,
+  logger: Logger = deps.logger,
+): Promise<AttemptOutcome> {
+  const outcome = await deps.webhookSender.send(claimed);
+  const now = deps.clock();
+  if (outcome.ok) {
+    // The common case in one statement (one round trip, no interactive transaction): the attempt,
+    // the delivery delivered if the lease is still ours, and the endpoint's last success at most
+    // once a second (the row is shared by every delivery to it; locking it on each success would
+    // make its deliveries commit one at a time).
+    await deps.db.prisma.$executeRaw`
+      WITH attempt AS (
+        INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, response_body)
+        VALUES (${randomUUID()}::uuid, ${claimed.id}::uuid, ${claimed.attempt}, ${outcome.startedAt},
+          ${outcome.durationMs}, ${outcome.statusCode}, ${outcome.responseBody})
+      ), delivered AS (
+        UPDATE webhook_deliveries SET status = 'delivered', delivered_at = ${now}, lease_id = NULL
+        WHERE id = ${claimed.id}::uuid AND lease_id = ${claimed.leaseId}::uuid
+        RETURNING endpoint_id
+      )
+      UPDATE webhook_endpoints SET last_success_at = ${now}
+      WHERE id IN (SELECT endpoint_id FROM delivered)
+        AND (last_success_at IS NULL OR last_success_at < ${new Date(now.getTime() - 1_000)})`;
+    return outcome;
+  }
+  await deps.db.prisma.$transaction(async (tx) => {
+    await tx.webhookAttempt.create({
+      data: {
+        id: randomUUID(),
+        deliveryId: claimed.id,
+        attempt: claimed.attempt,
+        startedAt: outcome.startedAt,
+        durationMs: outcome.durationMs,
+        statusCode: outcome.statusCode,
+        responseBody: outcome.responseBody,
+        error: outcome.error,
+      },
+    });
+    const mine = { id: claimed.id, leaseId: claimed.leaseId };
+    const { retrySchedule } = deps.config.webhooks;
+    const scheduled = retryDelayMs(retrySchedule, claimed.scheduleStep);
+    const attemptsOver =
+      (claimed.maxAttempts !== null && claimed.attempt >= claimed.maxAttempts) ||
+      claimed.attempt - claimed.attemptsAtReplay >= maxTotalAttempts(retrySchedule);
+    const delay = attemptsOver ? null : scheduled;
+    if (delay !== null) {
+      await tx.webhookDelivery.updateMany({
+        where: mine,
+        data: { nextAttemptAt: new Date(now.getTime() + delay), scheduleStep: { increment: 1 }, leaseId: null },
+      });
+      return;
+    }
+    const { count } = await tx.webhookDelivery.updateMany({ where: mine, data: { status: 'failed', leaseId: null } });
+    // Only a schedule run out disables (not a ping, nor the cap on interrupted attempts).
+    if (count && claimed.maxAttempts === null && scheduled === null) {
+      const disabled = await tx.webhookEndpoint.updateMany({
+        where: {
+          id: claimed.endpointId,
+          disabledAt: null,
+          OR: [{ lastSuccessAt: null }, { lastSuccessAt: { lt: claimed.createdAt } }],
+        },
+        data: {
+          disabledAt: now,
+          disabledReason: `delivery ${claimed.id} failed on every attempt of its retry schedule`,
+          updatedAt: now,
+        },
+      });
+      if (disabled.count) {
+        const held = await holdDeliveries(tx, claimed.endpointId, now);
+        logger.warn({ endpointId: claimed.endpointId, deliveryId: claimed.id, held }, 'webhook endpoint disabled');
+      }
+    }
+  }, TRANSACTION_OPTIONS);
+  return outcome;
+}

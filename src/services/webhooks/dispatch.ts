@@ -1,0 +1,88 @@
+import type { AppDeps } from '../../context.js';
+import { attemptDelivery } from './attempts.js';
+import { claimDue } from './claims.js';
+import { fanOut, type BookingEventMessage } from './fanOut.js';
+
+/**
+ * Webhook delivery, at least once (DECISIONS.md, Webhooks), in the files of this module:
+ *
+ * 1. `fanOut` reads outbox events not yet published, with FOR UPDATE SKIP LOCKED under a
+ *    transaction-scoped advisory lock (one instance fans out at a time, so subscribers see events
+ *    in order), writes one delivery per subscribed endpoint and marks the events published, in one
+ *    transaction. The published events go to live subscribers after the commit.
+ *    A disabled endpoint's deliveries are written `held`: the claim never reads them.
+ * 2. `claimDue` takes due deliveries in one statement (FOR UPDATE SKIP LOCKED), at most
+ *    PER_ENDPOINT_IN_FLIGHT in flight per endpoint, and leases each to this instance: the lease
+ *    moves `next_attempt_at` past the attempt's deadline, so no other instance attempts it
+ *    meanwhile, and a crashed attempt is retried when the lease runs out (logged as interrupted, in
+ *    the same statement; a delivery interrupted too often fails there instead).
+ * 3. `attemptDelivery` POSTs the body signed per Standard Webhooks (the `standardwebhooks`
+ *    library) and records the attempt; the delivery is then delivered, scheduled again (the retry
+ *    schedule, with jitter) or failed. An attempt finishing after its lease was taken over changes
+ *    nothing but the log.
+ * 4. `purgeDeliveries` deletes delivered and failed deliveries DELIVERY_RETENTION_MS after their
+ *    last attempt.
+ */
+
+const FAN_OUT_BATCH = 500;
+
+/**
+ * The delivery work of one instance's outbox dispatcher (src/events/dispatcher.ts runs it when it
+ * wakes): each round publishes new outbox events (webhook deliveries and live subscribers) and
+ * starts due attempts, up to WEBHOOK_CONCURRENCY in flight. `attemptSettled` is called when an
+ * attempt finishes (it may have scheduled a retry or freed a slot for due work).
+ */
+export class DeliveryWork {
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly deps: AppDeps,
+    private readonly bus: { publish(event: BookingEventMessage): void },
+    private readonly attemptSettled: () => void,
+  ) {}
+
+  /** One round: publish new events, start due attempts. True when there may be more work at once. */
+  async round(): Promise<boolean> {
+    const { deps } = this;
+    const published = await fanOut(deps, FAN_OUT_BATCH);
+    for (const event of published) {
+      try {
+        this.bus.publish(event);
+      } catch (error) {
+        deps.logger.warn({ err: error, eventId: event.id }, 'live event not published');
+      }
+    }
+    const free = deps.config.webhooks.concurrency - this.inFlight.size;
+    let claimed = 0;
+    if (free > 0) {
+      const due = await claimDue(deps, free);
+      claimed = due.length;
+      for (const delivery of due) {
+        const attempt = attemptDelivery(deps, delivery)
+          .catch((error: unknown) => deps.logger.error({ err: error, deliveryId: delivery.id }, 'webhook attempt not recorded'))
+          .finally(() => {
+            this.inFlight.delete(attempt);
+            this.attemptSettled();
+          });
+        this.inFlight.add(attempt);
+      }
+    }
+    return published.length === FAN_OUT_BATCH || (free > 0 && claimed === free);
+  }
+
+  /** Runs rounds until nothing is published or due and no attempt is in flight (tests, benchmarks). */
+  async drain(): Promise<void> {
+    for (;;) {
+      const more = await this.round();
+      if (more) continue;
+      if (this.inFlight.size === 0) return;
+      // Attempts that finish may schedule retries or free slots for due work: look again after one.
+      await Promise.race([...this.inFlight]);
+    }
+  }
+
+  /** Waits for the attempts in flight (each bounded by WEBHOOK_TIMEOUT_MS). */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+}
