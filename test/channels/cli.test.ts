@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { day } from '../helpers/flow.js';
 import { cleanupEnv, testEnv } from '../helpers/service.js';
 
 /**
@@ -196,7 +197,6 @@ describe('operator CLI against the running service', () => {
 
   it('booking:status applies a property-reported status with its event; booking:sync runs the provider sync', async () => {
     const headers = { 'x-api-key': demo.api_key! };
-    const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
     const search = await fetch(`${baseUrl}/channel/v1/search/availability/3?checkin=${day(45)}&checkout=${day(46)}&adults=2`, { headers });
     const rate = (await search.json()).data.room_types.flatMap((r: { rates: { price_check_token: string | null }[] }) => r.rates).find((r: { price_check_token: string | null }) => r.price_check_token);
     const checked = await (await fetch(`${baseUrl}/channel/v1/search/price-check?token=${encodeURIComponent(rate.price_check_token)}`, { headers })).json();

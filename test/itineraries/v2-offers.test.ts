@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { v2OfferClaims } from '../../src/services/itineraries/index.js';
+import { day } from '../helpers/flow.js';
 import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
@@ -15,7 +16,6 @@ let prodCreds: IssuedCredentials;
 let offsetMs = 0;
 const clock = () => new Date(Date.now() + offsetMs);
 
-const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
 const CHECKIN = day(40);
 const CHECKOUT = day(43);
 const NIGHTS = 3;

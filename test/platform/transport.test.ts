@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
-import { v1 } from '../helpers/flow.js';
+import { day, v1 } from '../helpers/flow.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -21,10 +21,6 @@ import { apiKey, startTestService, type TestService } from '../helpers/service.j
 
 const ME = '/channel/v1/channels/me';
 const PROXY = '10.0.0.5';
-
-function day(offset: number): string {
-  return new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
-}
 
 async function envelope(res: Response): Promise<{ code: string; details: Record<string, unknown> | null }> {
   const body = (await res.json()) as { error: { code: string; message: string; details: Record<string, unknown> | null }; meta: { request_id: string } };

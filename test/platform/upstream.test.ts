@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
+import { day } from '../helpers/flow.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -11,7 +12,6 @@ import { apiKey, startTestService, type TestService } from '../helpers/service.j
  * process), stopped and started again; a provider that hangs; one that fails now and then.
  */
 
-const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
 const SEARCH = `/channel/v1/search/availability?checkin=${day(30)}&checkout=${day(31)}&adults=2&property_id=1,2,3`;
 
 async function freePort(): Promise<number> {

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { offerClaims } from '../../src/services/access/index.js';
+import { day } from '../helpers/flow.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 let t: TestService;
 let creds: IssuedCredentials;
 let other: IssuedCredentials;
-const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
 const CHECKIN = day(50);
 const CHECKOUT = day(53);
 

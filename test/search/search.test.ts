@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { offerClaims, TokenError } from '../../src/services/access/index.js';
 import { Dataset, taxAndFees } from '../../src/simulator/dataset.js';
+import { day } from '../helpers/flow.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 let t: TestService;
@@ -9,7 +10,6 @@ let creds: IssuedCredentials;
 const data = new Dataset(42, 500);
 
 // Dates relative to today, so the suite does not age.
-const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
 const CHECKIN = day(40);
 const CHECKOUT = day(42);
 const STAY = `checkin=${CHECKIN}&checkout=${CHECKOUT}`;
