@@ -6,7 +6,7 @@ import { errorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { scopedRoute } from '../routing.js';
 import { started, streamResponse } from '../stream.js';
-import { propertyToWire, ratePlanToWire, roomTypeToWire, PropertyWire, RatePlanWire, RoomTypeWire } from './properties.js';
+import { propertyToWire, ratePlanToWire, roomTypeToWire, PropertyWire, RatePlanWire, RoomTypeWire } from '../wire/properties.js';
 
 /**
  * Content files (spec §4.3, DECISIONS.md): `catalog` lists properties, `content` adds room types

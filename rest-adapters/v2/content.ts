@@ -5,7 +5,7 @@ import { v2ErrorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { v2ScopedRoute } from '../routing.js';
 import { idParam, intParam } from '../params.js';
-import { propertyToWire, propertyWireWith, roomTypeToWire, roomTypeWireWith } from '../v1/properties.js';
+import { propertyToWire, propertyWireWith, roomTypeToWire, roomTypeWireWith } from '../wire/properties.js';
 
 /**
  * v2 content (spec §4.6 "Content endpoints", §9; DECISIONS.md "v2 property list"). The v1 shapes
