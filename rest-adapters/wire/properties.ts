@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { PropertySummary, RatePlan, RoomType } from '../../src/services/catalog/index.js';
+import { CANCELLATION_POLICY_TYPES, MEAL_PLANS } from '../../src/services/kernel/index.js';
 
 /**
  * The one wire mapping of property content (spec §4.3, §9; shapes in DECISIONS.md), for every
@@ -43,9 +44,9 @@ export const RatePlanWire = z
     id: z.string(),
     roomtype_id: z.string(),
     name: z.string(),
-    meal_plan: z.enum(['room_only', 'breakfast', 'half_board', 'full_board']),
+    meal_plan: z.enum(MEAL_PLANS),
     refundable: z.boolean(),
-    cancellation_policy: z.enum(['flexible', 'moderate', 'strict', 'non_refundable']),
+    cancellation_policy: z.enum(CANCELLATION_POLICY_TYPES),
   })
   .openapi('RatePlan');
 

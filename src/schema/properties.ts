@@ -3,6 +3,7 @@ import { listProperties, ratePlansOf, type BedGroup, type Property, type RatePla
 import { searchRules } from '../services/search/index.js';
 import { builder } from './builder.js';
 import { operationScopes } from '../services/access/index.js';
+import { CANCELLATION_POLICY_TYPES, MEAL_PLANS } from '../services/kernel/index.js';
 
 /**
  * Property content. Room types and rate plans are fields of the property (scope roomtypes:read);
@@ -10,9 +11,9 @@ import { operationScopes } from '../services/access/index.js';
  * their room types makes one batched provider call, never one per property.
  */
 
-export const MealPlan = builder.enumType('MealPlan', { values: ['room_only', 'breakfast', 'half_board', 'full_board'] as const });
+export const MealPlan = builder.enumType('MealPlan', { values: MEAL_PLANS });
 export const CancellationPolicyType = builder.enumType('CancellationPolicyType', {
-  values: ['flexible', 'moderate', 'strict', 'non_refundable'] as const,
+  values: CANCELLATION_POLICY_TYPES,
 });
 
 const BedGroupRef = builder.objectRef<BedGroup>('BedGroup').implement({

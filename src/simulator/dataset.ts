@@ -11,6 +11,7 @@
 
 import { LRUCache } from 'lru-cache';
 import type { CancellationPolicyType, MealPlan } from '../upstream/protocol.js';
+import { CANCELLATION_POLICY_TYPES, MEAL_PLANS } from '../services/kernel/index.js';
 
 export type { CancellationPolicyType, MealPlan };
 
@@ -97,8 +98,8 @@ const BEDS: readonly { groups: BedGroup[]; maxOccupancy: number }[] = [
   { groups: [{ id: 'bg-1', description: '1 king bed and 1 single bed' }, { id: 'bg-2', description: '3 single beds' }], maxOccupancy: 4 },
   { groups: [{ id: 'bg-1', description: 'Floor mattresses (ondol)' }], maxOccupancy: 4 },
 ];
-const POLICIES: readonly CancellationPolicyType[] = ['flexible', 'moderate', 'strict', 'non_refundable'];
-const MEALS: readonly MealPlan[] = ['room_only', 'breakfast', 'half_board', 'full_board'];
+const POLICIES: readonly CancellationPolicyType[] = CANCELLATION_POLICY_TYPES;
+const MEALS: readonly MealPlan[] = MEAL_PLANS;
 const MEAL_PERCENT: Record<MealPlan, number> = { room_only: 100, breakfast: 112, half_board: 125, full_board: 140 };
 
 /** Content times are spread over the year before this instant, so `updated_since` filters mean something. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CANCELLATION_POLICY_TYPES, MEAL_PLANS } from '../services/kernel/index.js';
 
 /**
  * The provider's answers, checked before use: an answer that does not fit the protocol is a
@@ -12,9 +13,9 @@ const ratePlan = z.object({
   id: z.string(),
   roomtype_id: z.string(),
   name: z.string(),
-  meal_plan: z.enum(['room_only', 'breakfast', 'half_board', 'full_board']),
+  meal_plan: z.enum(MEAL_PLANS),
   refundable: z.boolean(),
-  cancellation_policy: z.enum(['flexible', 'moderate', 'strict', 'non_refundable']),
+  cancellation_policy: z.enum(CANCELLATION_POLICY_TYPES),
 });
 
 const roomType = z.object({

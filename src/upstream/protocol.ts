@@ -1,3 +1,5 @@
+import type { CancellationPolicyType, MealPlan } from '../services/kernel/index.js';
+
 /**
  * The wire protocol between the service and its inventory provider: JSON over HTTP, snake_case,
  * amounts as integers in KRW (the provider's currency). The bundled simulator serves it and the
@@ -30,8 +32,7 @@
 export const SCENARIOS = ['price_changed', 'sold_out', 'upstream_error', 'upstream_timeout', 'pending'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
-export type CancellationPolicyType = 'flexible' | 'moderate' | 'strict' | 'non_refundable';
-export type MealPlan = 'room_only' | 'breakfast' | 'half_board' | 'full_board';
+export type { CancellationPolicyType, MealPlan };
 
 export interface UpstreamRatePlan {
   id: string;

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { bookingRules, VISIBLE_STATUSES as LIST_STATUSES, type Booking, type CancellationQuote } from '../../../src/services/bookings/index.js';
-import { amountToNumber } from '../../../src/services/kernel/index.js';
+import { CANCELLATION_POLICY_TYPES, amountToNumber } from '../../../src/services/kernel/index.js';
 import { intParam } from '../../params.js';
 import { CancellationPolicyWire } from '../search/wire.js';
 
@@ -38,7 +38,7 @@ export const BookingRecordWire = z
     saleAmount: amountString.nullable().openapi({ description: "The channel's customer price; informational" }),
     currency: z.string().openapi({ example: 'KRW' }),
     status: z.enum(LIST_STATUSES),
-    cancellationPolicy: z.enum(['flexible', 'moderate', 'strict', 'non_refundable']).nullable(),
+    cancellationPolicy: z.enum(CANCELLATION_POLICY_TYPES).nullable(),
     cancellationDeadline: z.iso.datetime().nullable().openapi({ description: 'Free cancellation until then; null: never free' }),
     refundAmount: amountString.nullable(),
     cancellationFee: amountString.nullable(),

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { amountToNumber, CURRENCIES } from '../../../src/services/kernel/index.js';
+import { CANCELLATION_POLICY_TYPES, amountToNumber, CURRENCIES } from '../../../src/services/kernel/index.js';
 import {
   searchRules,
   SORTS,
@@ -69,7 +69,7 @@ export const PricingWire = z
 
 export const CancellationPolicyWire = z
   .object({
-    type: z.enum(['flexible', 'moderate', 'strict', 'non_refundable']),
+    type: z.enum(CANCELLATION_POLICY_TYPES),
     free_cancellation_before: z.iso.datetime().nullable(),
   })
   .openapi('CancellationPolicy');

@@ -3,7 +3,7 @@ import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
-import { type Environment, currencySchema } from '../kernel/index.js';
+import { CANCELLATION_POLICY_TYPES, type Environment, currencySchema } from '../kernel/index.js';
 
 /**
  * Flow tokens (v1 price_check_token and book_token, v2 link tokens) are JWTs signed with HS256
@@ -40,7 +40,7 @@ export const offerClaims = z.object({
   total_inclusive: z.int().nonnegative(),
   total_exclusive: z.int().nonnegative(),
   /** Book tokens: the policy the price check showed, which the booking keeps. */
-  cancellation_policy: z.enum(['flexible', 'moderate', 'strict', 'non_refundable']).optional(),
+  cancellation_policy: z.enum(CANCELLATION_POLICY_TYPES).optional(),
 });
 export type OfferClaims = z.infer<typeof offerClaims>;
 
