@@ -1,5 +1,5 @@
 /**
- * The layout rules of ARCHITECTURE.md (docs/architecture.md), checked by `npm test` (npm run lint:deps).
+ * The layout rules of docs/architecture.md, checked by `npm test` (npm run lint:deps).
  * Type-only imports are compiled away, so the "at run time" rules ignore them.
  * @type {import('dependency-cruiser').IConfiguration}
  */

@@ -1,6 +1,7 @@
 import type { AppDeps } from './context.js';
 import type { Dispatcher } from './events/dispatcher.js';
-import { purgeExpired, runBookingSync } from './services/bookings/index.js';
+import { purgeExpired } from './services/bookings/index.js';
+import { runBookingSync } from './services/reservations/index.js';
 import { purgeDeliveries } from './services/webhooks/index.js';
 
 export interface Jobs {

@@ -8,7 +8,8 @@ import { ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { router } from '../routing.js';
 import { toWire as channelToWire } from '../v1/channels.js';
-import { OPERATOR_REPORTABLE, reportStatus, runBookingSync, toBookingRecord } from '../../src/services/bookings/index.js';
+import { OPERATOR_REPORTABLE, reportStatus, toBookingRecord } from '../../src/services/bookings/index.js';
+import { runBookingSync } from '../../src/services/reservations/index.js';
 
 /**
  * The operator API under /admin/v1, used by `npm run admin`. Not part of the partner contract:

@@ -1,5 +1,4 @@
-import type { Booking } from '../generated/prisma/client.js';
-import { dateOnly, VISIBLE_STATUSES } from '../services/bookings/index.js';
+import { dateOnly, VISIBLE_STATUSES, type Booking } from '../services/bookings/index.js';
 import { cancelledTotals, policyOf, reservationStatus, reservationView, type ReservationCancellation, type ReservationView } from '../services/reservations/index.js';
 import type { Page } from '../services/search/index.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';

@@ -13,9 +13,9 @@ import {
   webhookRules,
   type DeliveryView,
   type WebhookView,
+  type WebhookAttempt,
 } from '../services/webhooks/index.js';
 import type { Page } from '../services/search/index.js';
-import type { WebhookAttempt } from '../generated/prisma/client.js';
 import { builder } from './builder.js';
 import { withGraphQLFields } from './errors.js';
 import { orNull } from './orNull.js';

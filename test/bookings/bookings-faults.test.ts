@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
-import { requestLeaseMs, runBookingSync } from '../../src/services/bookings/index.js';
+import { requestLeaseMs } from '../../src/services/bookings/index.js';
+import { runBookingSync } from '../../src/services/reservations/index.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import type { UpstreamBooking } from '../../src/upstream/protocol.js';
 import { bookAtProvider, channelState, checkInvariants, insertProcessingBooking } from '../helpers/bookingInvariants.js';

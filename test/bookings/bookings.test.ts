@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBookingSync } from '../../src/services/bookings/index.js';
+import { runBookingSync } from '../../src/services/reservations/index.js';
 import { checkinInstant } from '../../src/services/search/index.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { offerClaims } from '../../src/services/access/index.js';

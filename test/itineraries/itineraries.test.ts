@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestContext } from '../../src/context.js';
 import { authenticate } from '../../src/services/access/index.js';
-import { bookOffers, runBookingSync, verifyBookToken } from '../../src/services/bookings/index.js';
+import { bookOffers, verifyBookToken } from '../../src/services/bookings/index.js';
+import { runBookingSync } from '../../src/services/reservations/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import type { RoomOccupancy } from '../../src/upstream/protocol.js';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestLeaseMs, runBookingSync } from '../../src/services/bookings/index.js';
+import { requestLeaseMs } from '../../src/services/bookings/index.js';
+import { runBookingSync } from '../../src/services/reservations/index.js';
 import { freeCancellationBefore } from '../../src/services/search/index.js';
 import { UpstreamError } from '../../src/services/kernel/index.js';
 import { topUp, type IssuedCredentials } from '../../src/services/channels/index.js';

@@ -3,8 +3,7 @@ import { createRequestContext, type RequestContext } from '../../src/context.js'
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { authenticate } from '../../src/services/access/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
-import { runBookingSync } from '../../src/services/bookings/index.js';
-import { cancelReservation, updateReservation } from '../../src/services/reservations/index.js';
+import { cancelReservation, runBookingSync, updateReservation } from '../../src/services/reservations/index.js';
 import { checkInvariants } from '../helpers/bookingInvariants.js';
 import { day, findRate, type FoundRate, v1 } from '../helpers/flow.js';
 import { expectError } from '../helpers/http.js';

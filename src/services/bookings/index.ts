@@ -28,4 +28,5 @@ export type { OfferToBook, PartyNames, RoomToBook } from './create.js';
 export { changedGuestFields, refuseModify, updateBooking } from './update.js';
 export { applyReported, cancelBooking, cancellationQuote, chargesOf, refuseCancel } from './cancel.js';
 export type { CancellationQuote } from './cancel.js';
-export { reportStatus, runBookingSync } from './sync.js';
+export { newSyncReport, reportStatus, settleLeftoversAndLive, settleOverdueAndStuck } from './sync.js';
+export type { SyncReport } from './sync.js';

@@ -6,7 +6,6 @@ import { applyReported, cancelsUnknownToProvider, completeCancel, failPending, r
 import { cancelAtProvider, settleCreation, voidAttempt } from './create.js';
 import { isUuid, requestLeaseMs } from './rules.js';
 import { ConflictError, NotFoundError, UpstreamError } from '../kernel/index.js';
-import { sweepModifications } from '../reservations/index.js';
 
 /**
  * Keeps bookings and the provider in agreement, and applies what the property reports:
@@ -16,11 +15,12 @@ import { sweepModifications } from '../reservations/index.js';
  *   - a creation or cancellation cut short by a crash (`processing`, `cancelling` older than the
  *     provider's booking deadline) is settled from the provider's view;
  *   - void attempts the provider may still hold are cancelled there; date changes likewise
- *     (reservations/dateChanges.ts, sweepModifications);
+ *     (reservations/dateChanges.ts, sweepModifications, run in the same pass by
+ *     runBookingSync in reservations/sync.ts, which sits above both modules);
  *   - live bookings take the statuses the provider reports (confirmed, failed, checked in, checked
  *     out, no-show, cancelled), each through the state machine with its events.
  * Every step is a conditional update, so several instances may run it at once. The service runs
- * it every BOOKING_SYNC_INTERVAL_MS; tests and operators call runOnce.
+ * it every BOOKING_SYNC_INTERVAL_MS; tests and operators call runBookingSync.
  */
 
 export interface SyncReport {
@@ -34,10 +34,17 @@ export interface SyncReport {
 const BATCH = 200;
 const PARALLEL = 8;
 
-export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
-  const report: SyncReport = { expired: 0, settled: 0, cleaned: 0, moved: 0, failures: 0 };
+export function newSyncReport(): SyncReport {
+  return { expired: 0, settled: 0, cleaned: 0, moved: 0, failures: 0 };
+}
+
+/**
+ * The first steps of a sync pass: pending bookings past their payment deadline, and creations and
+ * cancellations cut short. The pass itself (runBookingSync, services/reservations/sync.ts) runs
+ * these, then the date changes' sweep, then settleLeftoversAndLive, with one `now`.
+ */
+export async function settleOverdueAndStuck(deps: AppDeps, report: SyncReport, now: Date): Promise<void> {
   const { prisma } = deps.db;
-  const now = deps.clock();
   // Rows whose request cannot still be running: older than the longest a request can take.
   const stale = new Date(now.getTime() - requestLeaseMs(deps));
 
@@ -93,12 +100,11 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
     report.settled++;
   });
 
-  // Date changes a stopped process left in flight, and void ones the provider may still hold.
-  const changes = await sweepModifications(deps);
-  report.settled += changes.settled;
-  report.cleaned += changes.cleaned;
-  report.failures += changes.failures;
+}
 
+/** The last steps of a sync pass: void attempts the provider may still hold, then live bookings. */
+export async function settleLeftoversAndLive(deps: AppDeps, report: SyncReport, now: Date): Promise<void> {
+  const { prisma } = deps.db;
   // Void attempts whose booking request may have reached the provider. Done when the provider
   // holds the booking cancelled; when it holds nothing, only once a late request can no longer
   // arrive (the booking deadline, twice, after the attempt was voided).
@@ -125,7 +131,6 @@ export async function runBookingSync(deps: AppDeps): Promise<SyncReport> {
   await each(deps, live, report, async (booking) => {
     report.moved += await syncOne(deps, booking);
   });
-  return report;
 }
 
 /** Applies the provider's status of one booking; the number of transitions made. */

@@ -1,7 +1,7 @@
 /**
  * Reservations (spec §4.8): the public face of the module. Rules and the reservation model
  * (rules.ts), errors, what a reservation shows (view.ts), read and list (read.ts), create, update,
- * cancel, and date changes (dateChanges.ts).
+ * cancel, date changes (dateChanges.ts) and the sync pass that covers them (sync.ts).
  */
 export { reservationRules } from './rules.js';
 export type { Reservation } from './rules.js';
@@ -13,5 +13,6 @@ export { createReservation } from './create.js';
 export { updateReservation } from './update.js';
 export { cancelReservation, cancelReservationRoom } from './cancel.js';
 export type { ReservationCancellation } from './cancel.js';
-export { modifyBookingDates, modifyDatesRules, sweepModifications } from './dateChanges.js';
+export { modifyBookingDates, modifyDatesRules } from './dateChanges.js';
+export { runBookingSync } from './sync.js';
 export type { DatesChange } from './dateChanges.js';

@@ -26,3 +26,5 @@ export {
 } from './endpoints.js';
 export { fanOut, type BookingEventMessage } from './fanOut.js';
 export { DELIVERY_RETENTION_MS, purgeDeliveries } from './purge.js';
+/** A delivery attempt as stored: DeliveryView's attempt log. */
+export type { WebhookAttempt } from '../../generated/prisma/client.js';
