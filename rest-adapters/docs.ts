@@ -8,7 +8,7 @@ import { errorDescriptions, v2ErrorDescriptions } from './envelope.js';
 import type { HttpEnv } from './env.js';
 
 /**
- * The OpenAPI 3.1 document of a REST version and its human docs page (DECISIONS.md "Surfaces":
+ * The OpenAPI 3.1 document of a REST version and its human docs page (docs/spec/DECISIONS.md "Surfaces":
  * `/channel/v1/openapi.json` and `/channel/v1/docs`; the same beside v2). Both are served without
  * a credential: register them before the credential check.
  *
@@ -18,7 +18,7 @@ import type { HttpEnv } from './env.js';
  * over the limit (POST, PUT, PATCH), 415 for a JSON body sent as another type, 500 for a fault,
  * 503 while the instance shuts down and 504 past the request deadline, all in the error envelope; and the
  * response headers (X-Request-Id on every response, the X-RateLimit-* headers, Retry-After on 429,
- * WWW-Authenticate on 401). test/openapi.test.ts checks real responses against the result.
+ * WWW-Authenticate on 401). test/contract/openapi.test.ts checks real responses against the result.
  */
 
 type Document = ReturnType<OpenAPIHono<HttpEnv>['getOpenAPI31Document']>;
@@ -33,7 +33,7 @@ export interface ApiDocs {
   otherDocs?: { label: string; href: string };
 }
 
-/** What each scope opens, for the OAuth2 security scheme of both documents (DECISIONS.md). */
+/** What each scope opens, for the OAuth2 security scheme of both documents (docs/spec/DECISIONS.md). */
 export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'properties:read': 'Properties and content files',
   'roomtypes:read': 'Room types and rate plans',

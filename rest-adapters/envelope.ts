@@ -16,7 +16,7 @@ import { OAuthError } from '../src/services/access/index.js';
 import type { HttpEnv } from './env.js';
 
 /**
- * The envelopes of spec §2.1 and the one mapping from errors to responses. Every REST response,
+ * The envelopes of docs/spec/channel-api.md §2.1 and the one mapping from errors to responses. Every REST response,
  * success or failure, is shaped here.
  */
 
@@ -53,7 +53,7 @@ export function validationErrorFrom(error: ZodError, target?: string): Validatio
 }
 
 /**
- * v2's name for a bad request (DECISIONS.md "v2 details"): 400 `INVALID_REQUEST`, with the same
+ * v2's name for a bad request (docs/spec/DECISIONS.md "v2 details"): 400 `INVALID_REQUEST`, with the same
  * `details.fields` as v1's VALIDATION_ERROR.
  */
 export function invalidRequest(fields: FieldIssue[], message = 'The request is not valid'): AppError {
@@ -195,7 +195,7 @@ export function errorResponses(...statuses: ErrorStatus[]) {
   return responsesOf(errorDescriptions, statuses);
 }
 
-/** The same for v2 routes, whose codes differ (INVALID_REQUEST, the token errors of spec §7). */
+/** The same for v2 routes, whose codes differ (INVALID_REQUEST, the token errors of docs/spec/channel-api.md §7). */
 export function v2ErrorResponses(...statuses: ErrorStatus[]) {
   return responsesOf(v2ErrorDescriptions, statuses);
 }

@@ -23,7 +23,7 @@ export function canonicalQuery(url: string): [string, string][] | null {
 }
 
 /**
- * The `Idempotency-Key` header on a REST route (DECISIONS.md). Runs after the credential and
+ * The `Idempotency-Key` header on a REST route (docs/spec/DECISIONS.md). Runs after the credential and
  * scope checks: the first response (status below 500) is kept and given again, with fresh `meta`
  * and `Idempotent-Replayed: true`, to the same key with the same method, path, query string and
  * body. A request without a query string has the fingerprint it always had (method, path, body),

@@ -5,7 +5,7 @@ import { batchCost, rateLimitHeaders, type RateDecision } from '../src/services/
 import type { HttpEnv } from './env.js';
 
 /**
- * The API's rate limit at the edge of each transport (spec §8, DECISIONS.md "Errors"): every
+ * The API's rate limit at the edge of each transport (docs/spec/channel-api.md §8, docs/spec/DECISIONS.md "Errors"): every
  * request with a valid credential is charged to its channel, REST 1 point, GraphQL its
  * documentCost (src/graphql/rateLimit.ts), and answered with X-RateLimit-Limit, -Remaining and -Reset (seconds until the
  * window resets); past the limit, 429 RATE_LIMIT_EXCEEDED with Retry-After. A request without a

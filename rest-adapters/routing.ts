@@ -28,7 +28,7 @@ export function router(): OpenAPIHono<HttpEnv> {
   });
 }
 
-/** The error responses every scoped route answers, whatever else it declares (spec §2.1, §5). */
+/** The error responses every scoped route answers, whatever else it declares (docs/spec/channel-api.md §2.1, §5). */
 export const STANDARD_ERROR_STATUSES = [
   new UnauthorizedError().status,
   new InsufficientScopeError('scope').status,

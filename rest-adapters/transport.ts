@@ -85,7 +85,7 @@ export const CORS_ALLOW_HEADERS = [
   'Idempotency-Key',
   'X-Request-Id',
   'X-Test-Scenario',
-  // Yoga's CSRF prevention accepts these as proof of a preflighted request (src/graphql.ts).
+  // Yoga's CSRF prevention accepts these as proof of a preflighted request (src/graphql/plugins/csrfPrevention.ts).
   'X-GraphQL-Yoga-CSRF',
   'GraphQL-Require-Preflight',
   'Apollo-Require-Preflight',
@@ -130,7 +130,7 @@ export function corsRules(deps: AppDeps): MiddlewareHandler<HttpEnv> {
 }
 
 /**
- * REQUIRE_HTTPS: plain HTTP gets 403 HTTPS_REQUIRED (spec §5.7), unless it came on a TLS socket
+ * REQUIRE_HTTPS: plain HTTP gets 403 HTTPS_REQUIRED (docs/spec/channel-api.md §5.7), unless it came on a TLS socket
  * or from a trusted proxy that says it was HTTPS. Not refused: the health routes (mounted before
  * this, for load balancers' plain probes) and the operator routes called from loopback (the admin
  * command on the host itself).

@@ -36,7 +36,7 @@ export interface AppDeps {
   /** Asks this instance's outbox dispatcher to look for work now (a replay, a re-enabled webhook). */
   readonly dispatcher: { wake(): void };
   readonly limiters: {
-    /** POST /oauth/token and POST /oauth/revoke together: 20 requests per 60 s per client address (spec §8). */
+    /** POST /oauth/token and POST /oauth/revoke together: 20 requests per 60 s per client address (docs/spec/channel-api.md §8). */
     readonly oauthToken: RateLimiter;
     /** Every authenticated v1, v2 and GraphQL request: the channel's `rate_limit` per window. */
     readonly api: ChannelRateLimits;

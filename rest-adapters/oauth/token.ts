@@ -7,7 +7,7 @@ import type { HttpEnv } from '../env.js';
 
 /**
  * The OAuth endpoints, outside the authentication chain, answering in RFC 6749 form:
- * POST /oauth/token (spec §4.1, client_credentials only) and POST /oauth/revoke (RFC 7009). Both
+ * POST /oauth/token (docs/spec/channel-api.md §4.1, client_credentials only) and POST /oauth/revoke (RFC 7009). Both
  * authenticate the client the same way (readClientRequest, then the service's one check), and
  * share one limit: 20 requests per 60 s per client address, every attempt counted, so the two
  * together cannot be used to guess a secret faster than one alone (docs/decisions.md).

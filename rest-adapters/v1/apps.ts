@@ -6,7 +6,7 @@ import { scopedRoute } from '../routing.js';
 
 /**
  * GET /apps/me and PUT /apps/me/ip-allow-list: the app of the credential and the addresses it may
- * call from (spec §5.7). The rule of the list lives in src/services/apps.ts, shared with GraphQL
+ * call from (docs/spec/channel-api.md §5.7). The rule of the list lives in src/services/access/apps.ts, shared with GraphQL
  * and the operator command.
  */
 

@@ -5,7 +5,7 @@ import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { scopedRoute } from '../routing.js';
 
-/** GET and PUT /channels/me (spec §4.2): the channel of the credential. */
+/** GET and PUT /channels/me (docs/spec/channel-api.md §4.2): the channel of the credential. */
 
 const ChannelWire = z
   .object({

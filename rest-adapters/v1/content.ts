@@ -9,7 +9,7 @@ import { started, streamResponse } from '../stream.js';
 import { propertyToWire, ratePlanToWire, roomTypeToWire, PropertyWire, RatePlanWire, RoomTypeWire } from '../wire/properties.js';
 
 /**
- * Content files (spec §4.3, DECISIONS.md): `catalog` lists properties, `content` adds room types
+ * Content files (docs/spec/channel-api.md §4.3, docs/spec/DECISIONS.md): `catalog` lists properties, `content` adds room types
  * and rate plans. JSON is an array, CSV always has its header row (one row per property in the
  * catalog, one per rate plan in the content file). Both stream page by page from the provider.
  */

@@ -17,7 +17,7 @@ import { reservationVoucherRoutes } from './reservationVouchers.js';
 import { searchRoutes } from './search/index.js';
 import { webhookRoutes } from './webhooks/index.js';
 
-/** REST v1 under /channel/v1 (spec §4.1 to §4.5) and its OpenAPI 3.1 document. */
+/** REST v1 under /channel/v1 (docs/spec/channel-api.md §4.1 to §4.5) and its OpenAPI 3.1 document. */
 export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   const app = router();
 

@@ -8,7 +8,7 @@ import { idParam } from '../params.js';
 import { started, streamResponse } from '../stream.js';
 import { PropertyWire, propertyToWire, RatePlanWire, ratePlanToWire, RoomTypeWire, roomTypeToWire } from '../wire/properties.js';
 
-/** Property content (spec §4.3; shapes in DECISIONS.md and rest-adapters/wire/properties.ts). */
+/** Property content (docs/spec/channel-api.md §4.3; shapes in docs/spec/DECISIONS.md and rest-adapters/wire/properties.ts). */
 
 const PropertyPath = z.object({ id: idParam.openapi({ param: { name: 'id', in: 'path' }, type: 'integer', example: 1 }) });
 

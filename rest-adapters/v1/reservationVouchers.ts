@@ -8,7 +8,7 @@ import { chooseVoucherFormat, VOUCHER_HTML_CSP } from './voucherFormat.js';
 import { BAD_ID_REASON as BAD_ID, NO_RESERVATION, ReservationId } from './reservations/params.js';
 
 /**
- * Vouchers of the reservation endpoints the guides name (spec §4.7): GET /reservations/{id}/voucher
+ * Vouchers of the reservation endpoints the guides name (docs/spec/channel-api.md §4.7): GET /reservations/{id}/voucher
  * as PDF or HTML, and POST /reservations/{id}/send-voucher by e-mail. {id} is a booking id (a
  * reservation's id is the id of its first room); the voucher covers every room of the
  * reservation. GET /bookings/{id}/voucher stays 501, as the v1 contract says.

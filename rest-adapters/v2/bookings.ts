@@ -9,7 +9,7 @@ import { idempotency, idempotencyHeader } from '../idempotency.js';
 import { itineraryWire, retrievedWire } from './links.js';
 import { CancelPenaltyWire, LinkWire } from './offers.js';
 
-/** v2 steps 3 and 4 (spec §4.6): book from book links, retrieve and cancel through links. */
+/** v2 steps 3 and 4 (docs/spec/channel-api.md §4.6): book from book links, retrieve and cancel through links. */
 
 const TokenQuery = z.object({ token: z.string().min(1).max(4096).openapi({ description: 'From the link; call the href as given' }) });
 

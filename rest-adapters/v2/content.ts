@@ -8,7 +8,7 @@ import { idParam, intParam } from '../params.js';
 import { propertyToWire, propertyWireWith, roomTypeToWire, roomTypeWireWith } from '../wire/properties.js';
 
 /**
- * v2 content (spec §4.6 "Content endpoints", §9; DECISIONS.md "v2 property list"). The v1 shapes
+ * v2 content (docs/spec/channel-api.md §4.6 "Content endpoints", §9; docs/spec/DECISIONS.md "v2 property list"). The v1 shapes
  * with every property id as a string; bodies are not wrapped in `data` (the list is
  * `{properties, next_page_token}`, a property is the object, room types are an array), errors are.
  *

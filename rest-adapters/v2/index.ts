@@ -10,7 +10,7 @@ import { v2BookingRoutes } from './bookings.js';
 import { offerRoutes } from './offers.js';
 
 /**
- * REST v2 under /api/channel/v2 (spec §4.6, §7, §9; DECISIONS.md "v2 details") and its OpenAPI
+ * REST v2 under /api/channel/v2 (docs/spec/channel-api.md §4.6, §7, §9; docs/spec/DECISIONS.md "v2 details") and its OpenAPI
  * 3.1 document. The same services, credentials, scopes and error envelope as v1; what differs is
  * the code of a bad request: 400 `INVALID_REQUEST` (with v1's `details.fields`), never
  * `VALIDATION_ERROR`, whether the route's schema, a service rule or a malformed JSON body refused it.
@@ -25,7 +25,7 @@ export function v2Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   // INVALID_REQUEST too. An unknown path under the base falls through to the application's 404.
   app.onError((error, c) => errorResponse(c, v2Error(error)));
 
-  // Spec §4.6 names X-Api-Key; a Bearer token from /channel/v1/oauth/token works as well (the
+  // docs/spec/channel-api.md §4.6 names X-Api-Key; a Bearer token from /channel/v1/oauth/token works as well (the
   // same credential machinery as v1; docs/decisions.md "v2").
   app.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',

@@ -1,14 +1,14 @@
 import type { StepLink, V2Itinerary, V2PriceCheckResult, V2PropertyAvailability, V2Retrieved } from '../../src/services/itineraries/index.js';
 
 /**
- * v2 links on the wire (spec §2.9): the services return the step a link leads to and its signed
+ * v2 links on the wire (docs/spec/channel-api.md §2.9): the services return the step a link leads to and its signed
  * token (StepLink); here they become `{ method, href, expires }`, `href` relative and carrying the
  * token. Every other field of the v2 answers is passed through as the service shaped it.
  */
 
 export const V2_BASE = '/api/channel/v2';
 
-/** Spec §2.9: a link to the next step; `href` is relative and carries its token. */
+/** docs/spec/channel-api.md §2.9: a link to the next step; `href` is relative and carries its token. */
 export interface Link {
   method: 'GET' | 'POST' | 'PUT';
   href: string;

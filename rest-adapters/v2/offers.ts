@@ -9,7 +9,7 @@ import { occupancyListParam, propertyIdListParam } from '../params.js';
 import { availabilityWire, priceCheckWire } from './links.js';
 
 /**
- * v2 steps 1 and 2 (spec §4.6): availability with price-check links, and the price check behind
+ * v2 steps 1 and 2 (docs/spec/channel-api.md §4.6): availability with price-check links, and the price check behind
  * them with a book link. As the other v2 routes, success bodies are the objects themselves (step 1
  * an array, as the spec shows); errors are in the v1 envelope. Shapes: docs/decisions.md "v2".
  */

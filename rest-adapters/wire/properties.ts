@@ -3,12 +3,12 @@ import type { PropertySummary, RatePlan, RoomType } from '../../src/services/cat
 import { CANCELLATION_POLICY_TYPES, MEAL_PLANS } from '../../src/services/kernel/index.js';
 
 /**
- * The one wire mapping of property content (spec §4.3, §9; shapes in DECISIONS.md), for every
+ * The one wire mapping of property content (docs/spec/channel-api.md §4.3, §9; shapes in docs/spec/DECISIONS.md), for every
  * REST surface: v1 properties and content files (rest-adapters/v1/properties.ts, content.ts) and
  * v2 content (rest-adapters/v2/content.ts, the same shapes with string ids).
  */
 
-/** The property shape, with the id type of a version: v1 integers, v2 strings (spec §9). */
+/** The property shape, with the id type of a version: v1 integers, v2 strings (docs/spec/channel-api.md §9). */
 export function propertyWireWith<I extends z.ZodType>(id: I) {
   return z.object({
     id,

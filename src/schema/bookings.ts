@@ -45,7 +45,7 @@ import { operationScopes } from '../services/access/index.js';
  */
 
 // ---------------------------------------------------------------------------------------------
-// The booking record (spec §2.2), from the Prisma row
+// The booking record (docs/spec/channel-api.md §2.2), from the Prisma row
 
 export const BookingStatus = builder.enumType('BookingStatus', {
   description: 'The statuses a partner sees (spec §2.2)',

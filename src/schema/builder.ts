@@ -18,9 +18,9 @@ import { type Principal, missingScope as firstMissing, type ScopeRequirement } f
  * in one file each beside this one.
  *
  * Deny by default: Query, Mutation and Subscription require an authenticated caller at type level
- * and every root field names its scope (test/schema.test.ts checks that none is missing):
+ * and every root field names its scope (test/contract/schema.test.ts checks that none is missing):
  * `authScopes: { scope }` with one scope, or a list of scopes that are all needed (the REST route
- * of the same operation declares the same requirement; src/services/scopes.ts).
+ * of the same operation declares the same requirement; src/services/access/scopes.ts).
  */
 export const builder = new SchemaBuilder<{
   Context: RequestContext;

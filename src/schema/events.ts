@@ -10,7 +10,7 @@ import { builder } from './builder.js';
 import { BookingEventTypeEnum } from './webhooks.js';
 
 /**
- * Subscription.bookingEvents (DECISIONS.md, GraphQL): the live booking events of the subscriber's
+ * Subscription.bookingEvents (docs/spec/DECISIONS.md, GraphQL): the live booking events of the subscriber's
  * own channel, over graphql-ws on /graphql or over SSE (Accept: text/event-stream). Scope
  * reservations:read, checked when the subscription starts. Events are the outbox's, published once
  * by whichever instance's dispatcher takes them, so every subscriber sees each event once and in

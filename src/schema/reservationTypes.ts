@@ -7,7 +7,7 @@ import { BookingRef, BookingStatus } from './bookings.js';
 import { PaginationRef, PolicyRef } from './search.js';
 
 /**
- * The output types of reservations (spec §4.8), from the service's ReservationView; their root
+ * The output types of reservations (docs/spec/channel-api.md §4.8), from the service's ReservationView; their root
  * fields are in src/schema/reservations.ts.
  */
 

@@ -9,7 +9,7 @@ import { ReservationCancellationRef, ReservationPageRef, ReservationRef } from '
 import { operationScopes } from '../services/access/index.js';
 
 /**
- * Reservations (spec §4.8): the GraphQL twins of /channel/v1/reservations, over the same services
+ * Reservations (docs/spec/channel-api.md §4.8): the GraphQL twins of /channel/v1/reservations, over the same services
  * (src/services/reservations/), scopes and input rules (reservationRules).
  *
  * As for the booking mutations, expected outcomes (sold out, price changed, balance too low, a

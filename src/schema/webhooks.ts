@@ -24,7 +24,7 @@ import { operationScopes } from '../services/access/index.js';
 
 /**
  * Webhook subscriptions: the GraphQL twins of /channel/v1/webhooks, over the same service and the
- * same input rules (webhookRules). Every root field needs channels:write (DECISIONS.md); those that
+ * same input rules (webhookRules). Every root field needs channels:write (docs/spec/DECISIONS.md); those that
  * read or resend deliveries (booking records) need reservations:read too (DELIVERY_SCOPES).
  *
  * Errors: authentication, scope and input validation are top-level errors with

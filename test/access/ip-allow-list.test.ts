@@ -5,7 +5,7 @@ import { SCOPES } from '../../src/services/access/index.js';
 import { apiKey, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
 
 /**
- * The IP allow list of an app (spec §5.7), as partners and the operator register it: REST
+ * The IP allow list of an app (docs/spec/channel-api.md §5.7), as partners and the operator register it: REST
  * GET /channel/v1/apps/me and PUT /channel/v1/apps/me/ip-allow-list, GraphQL `app` and
  * `setIpAllowList`, the operator route behind `app:ip-allow-list`. One rule (normalized entries,
  * at most 50, no /0); a partner cannot register a list that leaves out its own address; a change

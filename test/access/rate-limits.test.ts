@@ -10,7 +10,7 @@ import { sleep } from '../helpers/receiver.js';
 import { apiKey, cleanupEnv, createTestChannel, startTestService, testEnv, uniqueIp, type TestService } from '../helpers/service.js';
 
 /**
- * The API's per-channel rate limit (spec §8, DECISIONS.md "Errors"): X-RateLimit-* on every
+ * The API's per-channel rate limit (docs/spec/channel-api.md §8, docs/spec/DECISIONS.md "Errors"): X-RateLimit-* on every
  * authenticated v1, v2 and GraphQL response, 429 RATE_LIMIT_EXCEEDED with Retry-After past the
  * channel's limit, GraphQL charged by operation cost, shared across instances through Redis; the
  * token endpoint keeps its own 20 per 60 s per address.

@@ -10,7 +10,7 @@ import { balanceOf, eventsOf, ledgerOf } from '../helpers/ledger.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 /**
- * v1 bookings as a partner sees them (spec §3.1, §4.5, DECISIONS.md): create, read, modify,
+ * v1 bookings as a partner sees them (docs/spec/channel-api.md §3.1, §4.5, docs/spec/DECISIONS.md): create, read, modify,
  * preview and cancel, in the sandbox (no money) and in production (the balance pays, through
  * the ledger). Concurrency and provider faults have files of their own.
  */

@@ -5,7 +5,7 @@ import { PAGE_TOKEN_TTL_SECONDS } from '../../src/services/catalog/index.js';
 import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
-/** v2 content (spec §4.6, §9; DECISIONS.md "v2 property list", "v2 details"). */
+/** v2 content (docs/spec/channel-api.md §4.6, §9; docs/spec/DECISIONS.md "v2 property list", "v2 details"). */
 
 let t: TestService;
 let creds: IssuedCredentials;

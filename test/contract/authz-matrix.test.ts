@@ -43,7 +43,7 @@ beforeAll(async () => {
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(methods)) {
         // The token and revocation endpoints authenticate the OAuth client, not a credential
-        // (test/oauth.test.ts); the documents themselves are not in them.
+        // (test/access/oauth.test.ts); the documents themselves are not in them.
         if (!op['x-required-scopes']) {
           clientAuthenticated.push(`${method.toUpperCase()} ${base}${path}`);
           continue;

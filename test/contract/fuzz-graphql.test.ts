@@ -444,7 +444,7 @@ function fromEventStream(text: string): Json {
 /**
  * A GraphQL answer as GraphQL over HTTP prescribes (for `accept`), with a code on every error
  * and no INTERNAL_ERROR. A refusal before GraphQL (the service-wide 413 body limit) is in the
- * REST error envelope (spec §2.1).
+ * REST error envelope (docs/spec/channel-api.md §2.1).
  */
 function expectGraphQLAnswer(answer: Answer, accept: string | undefined, where: string): void {
   const { status, body } = answer;

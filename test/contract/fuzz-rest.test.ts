@@ -581,7 +581,7 @@ function expectDocumentedAnswer(o: Operation, answer: Answer, where: string, sen
   if (kind === 'ErrorEnvelope') {
     expectErrorEnvelope(answer, where);
     if (status === 401) expect(headers.get('www-authenticate'), `${where}: WWW-Authenticate`).toBeTruthy();
-    // v2 names a bad request INVALID_REQUEST (DECISIONS.md "v2"), never v1's VALIDATION_ERROR.
+    // v2 names a bad request INVALID_REQUEST (docs/spec/DECISIONS.md "v2"), never v1's VALIDATION_ERROR.
     if (o.version === 'v2') expect(body.error.code, `${where}: a v2 code`).not.toBe('VALIDATION_ERROR');
   } else if (kind === 'OAuthError') {
     const schema = resolve(o.doc, { $ref: '#/components/schemas/OAuthError' });
@@ -596,9 +596,9 @@ function expectDocumentedAnswer(o: Operation, answer: Answer, where: string, sen
 /**
  * What a request may have changed: nothing, unless it is a non-GET route answering 2xx. Two kinds
  * of bookkeeping are documented and allowed on a refusal, exactly: a valid Idempotency-Key holds
- * the 4xx it was answered with (DECISIONS.md: client errors are replayed too), and a booking the
+ * the 4xx it was answered with (docs/spec/DECISIONS.md: client errors are replayed too), and a booking the
  * provider refused (409 SOLD_OUT or PRICE_CHANGED) leaves its attempt as a `void` row, uncharged
- * and with the token released (DECISIONS.md: void rows are internal, never shown to partners).
+ * and with the token released (docs/spec/DECISIONS.md: void rows are internal, never shown to partners).
  */
 function expectStateKept(o: Operation, before: PartnerState, after: PartnerState, answer: Answer, idempotencyKey: string | undefined, where: string): void {
   if (o.method !== 'GET' && answer.status >= 200 && answer.status < 300) return;

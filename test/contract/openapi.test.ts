@@ -9,7 +9,7 @@ import { apiKey, startTestService, uniqueIp, type TestService } from '../helpers
 import { resolve } from '../helpers/openapi.js';
 
 /**
- * The OpenAPI 3.1 documents of v1 and v2 (spec §9, DECISIONS.md "Surfaces"): both are valid
+ * The OpenAPI 3.1 documents of v1 and v2 (docs/spec/channel-api.md §9, docs/spec/DECISIONS.md "Surfaces"): both are valid
  * OpenAPI 3.1, and every documented route, called for real, answers only statuses its document
  * lists, each with a body that fits the document's schema for that status (no undocumented field
  * either) and the documented headers. Every route is driven to its success, its 401 and at least

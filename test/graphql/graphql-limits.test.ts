@@ -15,7 +15,7 @@ import { gql } from '../helpers/graphql.js';
 import { apiKey, startTestService, testEnv, type GraphQLResult, type TestService } from '../helpers/service.js';
 
 /**
- * GraphQL protection (DECISIONS.md "GraphQL", issue 7 part 3): depth, alias, token, directive and
+ * GraphQL protection (docs/spec/DECISIONS.md "GraphQL", issue 7 part 3): depth, alias, token, directive and
  * cost limits refuse an operation just over them and accept one at them, over HTTP and graphql-ws;
  * CSRF prevention; introspection, GraphiQL and field suggestions by environment; persisted
  * operations by hash and the persisted-only mode; the graphql-http audit suite.

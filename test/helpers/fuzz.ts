@@ -491,7 +491,7 @@ export function expectServed(answer: Answer, where: string, serverErrorAllowed =
   expect(answer.requestId ?? '', `${where}: X-Request-Id`).toMatch(UUID);
 }
 
-/** The error envelope of spec §2.1, exactly: error {code, message, details} and meta {request_id, timestamp}. */
+/** The error envelope of docs/spec/channel-api.md §2.1, exactly: error {code, message, details} and meta {request_id, timestamp}. */
 export function expectErrorEnvelope(answer: Answer, where: string): void {
   const { body, headers } = answer;
   expect(Object.keys(body ?? {}).sort(), `${where}: envelope fields: ${answer.text.slice(0, 300)}`).toEqual(['error', 'meta']);

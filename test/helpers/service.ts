@@ -62,7 +62,7 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
   const dataDir = mkdtempSync(join(tmpdir(), 'channel-test-'));
   // No background booking sync: tests run it when they mean to (runBookingSync).
   // Webhook receivers of tests listen on loopback; the tests of the address rule turn this off.
-  // Tests speak plain HTTP in production mode too; test/transport.test.ts tests REQUIRE_HTTPS.
+  // Tests speak plain HTTP in production mode too; test/platform/transport.test.ts tests REQUIRE_HTTPS.
   const env: Record<string, string> = {
     REQUIRE_HTTPS: 'false',
     DATA_DIR: dataDir,

@@ -6,7 +6,7 @@ import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
- * v2 steps 3 and 4 (spec §4.6, §7): the whole chain followed through its links, single and
+ * v2 steps 3 and 4 (docs/spec/channel-api.md §4.6, §7): the whole chain followed through its links, single and
  * multi-room, in production (money moves); retrieve and cancel links; token errors; and the same
  * booking seen through v1.
  */

@@ -5,7 +5,7 @@ import { day } from '../helpers/flow.js';
 import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
-/** v2 steps 1 and 2 (spec §4.6, §7): availability with price-check links, the price check behind them. */
+/** v2 steps 1 and 2 (docs/spec/channel-api.md §4.6, §7): availability with price-check links, the price check behind them. */
 
 let sandbox: TestService;
 let production: TestService;

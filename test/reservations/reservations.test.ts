@@ -11,7 +11,7 @@ import { balanceOf, bookingCount, eventsOf, ledgerOf } from '../helpers/ledger.j
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
- * The reservation endpoints of spec §4.8 as a partner sees them: create (one room, several rooms
+ * The reservation endpoints of docs/spec/channel-api.md §4.8 as a partner sees them: create (one room, several rooms
  * sharing a confirmation number, or a book_token), look up, change the guest, special requests
  * and arrival time, cancel in whole or in part; money in production (balance and ledger exact),
  * events, validation, scopes and the tenant rule.

@@ -33,7 +33,7 @@ import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, testEnv, type TestService } from '../helpers/service.js';
 
 /**
- * Vouchers (spec §4.7; docs/decisions.md "Vouchers"): GET /reservations/{id}/voucher as PDF
+ * Vouchers (docs/spec/channel-api.md §4.7; docs/decisions.md "Vouchers"): GET /reservations/{id}/voucher as PDF
  * (parsed with pdf.js) and HTML (rendered in headless Chromium, screenshotted), e-mailed by
  * POST /reservations/{id}/send-voucher through the file transport (the .eml parsed) and through
  * SMTP (a local server receives it), and the GraphQL twins; validation, scope and tenant rules.

@@ -14,7 +14,7 @@ import { eventually } from '../helpers/receiver.js';
 import { apiKey, json, startTestService, type TestService } from '../helpers/service.js';
 
 /**
- * REST /channel/v1/webhooks (DECISIONS.md, Webhooks; scope channels:write): subscriptions, the
+ * REST /channel/v1/webhooks (docs/spec/DECISIONS.md, Webhooks; scope channels:write): subscriptions, the
  * test ping, the delivery log and replays, against a real receiver on loopback. The dispatcher
  * does not run on its own (EVENTS_POLL_INTERVAL_MS=0): the tests drain it when they mean to.
  */

@@ -6,7 +6,7 @@ import { paginationToWire } from '../search/wire.js';
 import type * as routes from './routes.js';
 import { cancelledToWire, feeToWire, policyOf } from './wire.js';
 
-/** v1 booking handlers (spec §4.5): parse, call the booking service, map to the wire. */
+/** v1 booking handlers (docs/spec/channel-api.md §4.5): parse, call the booking service, map to the wire. */
 
 export const create: AppRouteHandler<typeof routes.createRoute> = async (c) => {
   const b = c.req.valid('json');

@@ -4,7 +4,7 @@ import * as handlers from './handlers.js';
 import * as routes from './routes.js';
 
 /**
- * v1 bookings (spec §4.5): create from a book_token, list, read, modify, preview and cancel, and
+ * v1 bookings (docs/spec/channel-api.md §4.5): create from a book_token, list, read, modify, preview and cancel, and
  * the two endpoints the contract keeps unimplemented (501). Registered in this order (the OpenAPI
  * document follows it).
  */

@@ -6,7 +6,7 @@ import { BAD_ID } from '../reservations/params.js';
 import { CancellationPolicyWire, Pagination } from '../search/wire.js';
 import { BookingId, BookingRecordWire, CancelWire, CreateBookingWire, FeeWire, ListQuery, UpdateBookingWire } from './wire.js';
 
-/** The OpenAPI definitions of v1 bookings (spec §4.5); wire shapes in wire.ts. */
+/** The OpenAPI definitions of v1 bookings (docs/spec/channel-api.md §4.5); wire shapes in wire.ts. */
 
 /** The error responses of a booking path id, shared by the by-id routes. */
 const NO_BOOKING = [404, "NOT_FOUND: no booking of this channel has this id (another channel's booking is 404 too)"] as const;

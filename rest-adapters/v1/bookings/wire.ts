@@ -5,7 +5,7 @@ import { intParam } from '../../params.js';
 import { CancellationPolicyWire } from '../search/wire.js';
 
 /**
- * The wire shapes of v1 bookings (spec §4.5) and their mappers. Records are spec §2.2: camelCase
+ * The wire shapes of v1 bookings (docs/spec/channel-api.md §4.5) and their mappers. Records are docs/spec/channel-api.md §2.2: camelCase
  * with 64-bit amounts as strings; the fee endpoints give numbers, as the specification says.
  */
 

@@ -11,7 +11,7 @@ import { BAD_ID, money, NO_RESERVATION, ReservationId } from './params.js';
 import { CancellationPolicyWire, PricingWire, pricingToWire } from '../search/wire.js';
 
 /**
- * The reservation routes of spec §4.7 that change or preview a booking: a date change (preview
+ * The reservation routes of docs/spec/channel-api.md §4.7 that change or preview a booking: a date change (preview
  * and commit) and the fee preview under /reservations (an alias of GET /bookings/{id}/cancellation-fee).
  * A reservation id is a booking id: the same services answer both paths.
  */

@@ -12,7 +12,7 @@ import {
   type CancelReservationWire,
 } from './wire.js';
 
-/** The reservation handlers (spec §4.8): parse, call the reservation service, map to the wire. */
+/** The reservation handlers (docs/spec/channel-api.md §4.8): parse, call the reservation service, map to the wire. */
 
 export const create: AppRouteHandler<typeof routes.createRoute> = async (c) => {
   const reservation = await createReservation(c.get('ctx'), createReservationInput(c.req.valid('json')));

@@ -6,7 +6,7 @@ import * as routes from './routes.js';
 export { reservationChangeRoutes } from './changes.js';
 
 /**
- * The reservation endpoints of spec §4.8, an OTA-style face of the booking service: create with a
+ * The reservation endpoints of docs/spec/channel-api.md §4.8, an OTA-style face of the booking service: create with a
  * nested guest (one room or several sharing one confirmation number), look up by id,
  * confirmation number, check-in date or guest e-mail, change the guest, special requests and
  * arrival time, cancel in whole or in part. The rules are in src/services/reservations/; the

@@ -14,7 +14,7 @@ import {
   UpdateReservationWire,
 } from './wire.js';
 
-/** The OpenAPI definitions of the reservation endpoints (spec §4.8); wire shapes in wire.ts. */
+/** The OpenAPI definitions of the reservation endpoints (docs/spec/channel-api.md §4.8); wire shapes in wire.ts. */
 
 const TAGS = ['Bookings'];
 

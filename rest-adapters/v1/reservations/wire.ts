@@ -18,7 +18,7 @@ import { intParam } from '../../params.js';
 import { CancellationPolicyWire } from '../search/wire.js';
 import { money, ReservationId } from './params.js';
 
-/** The wire shapes of the reservation endpoints (spec §4.8) and their mappers. */
+/** The wire shapes of the reservation endpoints (docs/spec/channel-api.md §4.8) and their mappers. */
 
 const stringOrNull = z.string().nullable();
 

@@ -8,7 +8,7 @@ import { chargeItems } from '../../rateLimit.js';
 import { offersToWire, PropertyAvailabilityWire } from './wire.js';
 
 /**
- * POST /search/rates/batch (spec §4.7): the rates of several properties, each with its own dates
+ * POST /search/rates/batch (docs/spec/channel-api.md §4.7): the rates of several properties, each with its own dates
  * and party, in one call and one provider round trip. Each item reads like the query of
  * GET /search/availability/{propertyId} and is answered like it (price_check_tokens included), or
  * with an error of its own; results come in the order of the items.

@@ -4,7 +4,7 @@ import type { AppRouteHandler } from '../../env.js';
 import type { multiRoute, priceCheckRoute, ratesRoute, singleRoute } from './routes.js';
 import { contextToWire, offersToWire, paginationToWire, priceCheckToWire, searchItemToWire } from './wire.js';
 
-/** v1 search handlers (spec §4.4): parse, call the search service, map to the wire. */
+/** v1 search handlers (docs/spec/channel-api.md §4.4): parse, call the search service, map to the wire. */
 
 export const multi: AppRouteHandler<typeof multiRoute> = async (c) => {
   const q = c.req.valid('query');

@@ -4,7 +4,7 @@ import * as handlers from './handlers.js';
 import * as routes from './routes.js';
 
 /**
- * v1 search (spec §4.4): many properties, one property with price_check_tokens, detailed rates.
+ * v1 search (docs/spec/channel-api.md §4.4): many properties, one property with price_check_tokens, detailed rates.
  * Amounts are numbers in the request currency's minor units (KRW has none); the channel is billed
  * in KRW, shown as billable amounts. Registered in this order (the OpenAPI document follows it).
  */

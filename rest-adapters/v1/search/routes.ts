@@ -6,7 +6,7 @@ import { scopedRoute } from '../../routing.js';
 import { idParam, intParam, listParam } from '../../params.js';
 import { MultiQuery, Pagination, PriceCheckWire, PropertyAvailabilityWire, SearchContextWire, SearchItemWire, stayQuery } from './wire.js';
 
-/** The OpenAPI definitions of v1 search (spec §4.4); wire shapes in wire.ts. */
+/** The OpenAPI definitions of v1 search (docs/spec/channel-api.md §4.4); wire shapes in wire.ts. */
 
 export const multiRoute = scopedRoute('search.availability', {
   method: 'get',

@@ -14,7 +14,7 @@ import {
 import { intParam, numberParam, occupancyListParam, propertyIdListParam } from '../../params.js';
 
 /**
- * The wire shapes of v1 search (spec §4.4) and their mappers. Amounts are numbers in the request currency's minor units (KRW has none); the channel is billed
+ * The wire shapes of v1 search (docs/spec/channel-api.md §4.4) and their mappers. Amounts are numbers in the request currency's minor units (KRW has none); the channel is billed
  * in KRW, shown as billable amounts.
  */
 

@@ -4,7 +4,7 @@ import * as handlers from './handlers.js';
 import * as routes from './routes.js';
 
 /**
- * v1 webhook subscriptions (DECISIONS.md, Webhooks; scope channels:write): create (the signing
+ * v1 webhook subscriptions (docs/spec/DECISIONS.md, Webhooks; scope channels:write): create (the signing
  * secret is shown once), list, read, change, delete; a test ping; the delivery log and the replay
  * of a delivery, which carry booking records and so need reservations:read too (DELIVERY_SCOPES).
  * The rules live in src/services/webhooks/, shared with GraphQL. Registered in this order (the

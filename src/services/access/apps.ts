@@ -6,11 +6,11 @@ import { isAllowedAddress } from './auth.js';
 import { isScope, sortScopes } from './scopes.js';
 
 /**
- * The app behind a credential, and its IP allow list (spec §5.7: "Allowed IP addresses can
+ * The app behind a credential, and its IP allow list (docs/spec/channel-api.md §5.7: "Allowed IP addresses can
  * optionally be registered by the partner"). Shared by REST /channel/v1/apps/me, the GraphQL
  * `app` and `setIpAllowList` fields, and the operator's `app:ip-allow-list`.
  *
- * The list is enforced on every request (src/services/auth.ts authenticate); an empty list
+ * The list is enforced on every request (src/services/access/auth.ts authenticate); an empty list
  * means any address.
  */
 

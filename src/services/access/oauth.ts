@@ -4,7 +4,7 @@ import { AppError } from '../kernel/index.js';
 import { isScope, sortScopes, type Scope } from './scopes.js';
 import { digest, matchesDigest, newSecret, PREFIX } from './secrets.js';
 
-/** Lifetime of an access token (spec §5.2). */
+/** Lifetime of an access token (docs/spec/channel-api.md §5.2). */
 export const ACCESS_TOKEN_TTL_SECONDS = 1800;
 
 export type OAuthErrorCode =
@@ -86,7 +86,7 @@ async function authenticateClient(prisma: PrismaClient, request: ClientAuthentic
   return app;
 }
 
-/** The client_credentials grant (spec §4.1). */
+/** The client_credentials grant (docs/spec/channel-api.md §4.1). */
 export async function issueAccessToken(
   prisma: PrismaClient,
   request: TokenRequest,

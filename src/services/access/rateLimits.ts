@@ -144,7 +144,7 @@ export class ChannelRateLimits {
 /**
  * Points a request doing the work of `items` requests costs (a batch, REST or GraphQL): one per
  * item, as the same work sent one request at a time would, so batching saves round trips, not
- * limit. The one rule for both surfaces (rest-adapters/rateLimit.ts, queryCost.ts).
+ * limit. The one rule for both surfaces (rest-adapters/rateLimit.ts, src/graphql/cost.ts).
  */
 export function batchCost(items: number): number {
   return Math.max(1, items);

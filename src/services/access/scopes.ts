@@ -1,4 +1,4 @@
-/** The nine scopes of spec §5.3. Deny by default: a route or field names the scope it needs. */
+/** The nine scopes of docs/spec/channel-api.md §5.3. Deny by default: a route or field names the scope it needs. */
 export const SCOPES = [
   'properties:read',
   'roomtypes:read',

@@ -9,7 +9,7 @@ import { CANCELLATION_POLICY_TYPES, type Environment, currencySchema } from '../
  * Flow tokens (v1 price_check_token and book_token, v2 link tokens) are JWTs signed with HS256
  * under the key of the instance's environment (a sandbox's tokens are refused in production). They carry the server-side offer (property, room, rate, party,
  * dates, KRW amounts), the channel they were issued to and their expiry, so a client can neither
- * forge nor alter one. Each surface maps a TokenError to its own status (spec §3.2, §7).
+ * forge nor alter one. Each surface maps a TokenError to its own status (docs/spec/channel-api.md §3.2, §7).
  * v2 page tokens (kind `v2_page`) are signed the same way and carry the provider's cursor.
  */
 

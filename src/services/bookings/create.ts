@@ -13,7 +13,7 @@ import type { CreateBookingInput } from './rules.js';
 import { move, transact } from './transitions.js';
 
 /**
- * Bookings (spec §3.1, §4.5): create from a book_token, read, modify, preview and cancel. REST v1,
+ * Bookings (docs/spec/channel-api.md §3.1, §4.5): create from a book_token, read, modify, preview and cancel. REST v1,
  * v2 and GraphQL all come here. Money moves only through the ledger, statuses only through the
  * state machine (states.ts), and every change writes its events in the same transaction.
  *
@@ -32,7 +32,7 @@ import { move, transact } from './transitions.js';
 // ---------------------------------------------------------------------------------------------
 // Create
 
-/** The offer of a book_token issued to this channel, or the 422 of DECISIONS.md. */
+/** The offer of a book_token issued to this channel, or the 422 of docs/spec/DECISIONS.md. */
 export async function verifyBookToken(ctx: RequestContext, token: string): Promise<OfferClaims & { jti: string }> {
   try {
     return await ctx.deps.tokens.verify('book', token, offerClaims, { now: ctx.deps.clock(), channelId: principalOf(ctx).channelId });

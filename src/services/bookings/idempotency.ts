@@ -5,7 +5,7 @@ import type { AppDeps } from '../../context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 
 /**
- * Idempotency-Key (DECISIONS.md) on booking and cancellation requests: the same key with the same
+ * Idempotency-Key (docs/spec/DECISIONS.md) on booking and cancellation requests: the same key with the same
  * request gives the first response again for 24 hours; the same key with another request is 409
  * IDEMPOTENCY_KEY_REUSED; while the first is still running, 409 IDEMPOTENCY_KEY_IN_PROGRESS.
  * Keys are per channel. A first request that failed on the server side (5xx) does not hold its

@@ -1,5 +1,5 @@
 /**
- * Bookings (spec §3.1, §4.5): the public face of the module. Rules and errors, the booking record,
+ * Bookings (docs/spec/channel-api.md §3.1, §4.5): the public face of the module. Rules and errors, the booking record,
  * the state machine, the ledger, create (create.ts), read and list (list.ts), modify (update.ts),
  * cancel (cancel.ts), the sweeper (sync.ts) and Idempotency-Keys (idempotency.ts). Files are listed
  * in dependency order: the sweeper, which reaches into reservations, comes last.

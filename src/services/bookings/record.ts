@@ -5,7 +5,7 @@ import type { CancellationPolicyType } from '../catalog/index.js';
 export type { Booking };
 
 // ---------------------------------------------------------------------------------------------
-// The booking record (spec §2.2): camelCase, 64-bit amounts as strings. Webhook payloads too.
+// The booking record (docs/spec/channel-api.md §2.2): camelCase, 64-bit amounts as strings. Webhook payloads too.
 
 export interface BookingRecord {
   id: string;

@@ -2,7 +2,7 @@ import type { BookingStatus } from '../../generated/prisma/client.js';
 import { ConflictError } from '../kernel/index.js';
 
 /**
- * The booking state machine (spec §3.1, DECISIONS.md), in one place. Every status change of a
+ * The booking state machine (docs/spec/channel-api.md §3.1, docs/spec/DECISIONS.md), in one place. Every status change of a
  * booking goes through `transition()`, which refuses any move not in the table and names the
  * event the move writes. `processing` and `void` are internal: a booking the provider has not
  * answered for yet, and an attempt that booked nothing; partners never see either.
@@ -10,7 +10,7 @@ import { ConflictError } from '../kernel/index.js';
 
 export type { BookingStatus };
 
-/** The statuses a partner can see, in the order of spec §2.2. */
+/** The statuses a partner can see, in the order of docs/spec/channel-api.md §2.2. */
 export const VISIBLE_STATUSES = [
   'pending',
   'confirmed',

@@ -3,7 +3,7 @@ import type { RequestContext } from '../../context.js';
 import { NotFoundError } from '../kernel/index.js';
 
 /**
- * Property content as the service models it (the shapes of DECISIONS.md, camelCase here; the
+ * Property content as the service models it (the shapes of docs/spec/DECISIONS.md, camelCase here; the
  * adapters spell them for their surface). Content comes from the provider through the catalog.
  */
 

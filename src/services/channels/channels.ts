@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Channel, PrismaClient } from '../../generated/prisma/client.js';
 import { NotFoundError, currencySchema, type Currency, storableText } from '../kernel/index.js';
 
-/** The channel profile a partner sees (spec §4.2); the account number is always masked. */
+/** The channel profile a partner sees (docs/spec/channel-api.md §4.2); the account number is always masked. */
 export interface ChannelProfile {
   userId: string;
   name: string;

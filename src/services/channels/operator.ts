@@ -6,7 +6,7 @@ import { NotFoundError, type Amount, type Currency } from '../kernel/index.js';
 import { post } from '../bookings/index.js';
 import { digest, matchesDigest, newSecret, PREFIX, SCOPES, sortScopes, type Scope } from '../access/index.js';
 
-/** Operator (admin) operations of DECISIONS.md. Reached only through the operator API and CLI. */
+/** Operator (admin) operations of docs/spec/DECISIONS.md. Reached only through the operator API and CLI. */
 
 export interface NewChannel {
   name: string;
@@ -177,7 +177,7 @@ async function revokeTokens(tx: Prisma.TransactionClient, appId: string): Promis
 
 /**
  * Replaces an app's IP allow list (`app:ip-allow-list`): `list` is already through
- * appRules.ipAllowList (src/services/apps.ts), the rule partners' changes follow. No lock-out
+ * appRules.ipAllowList (src/services/access/apps.ts), the rule partners' changes follow. No lock-out
  * check: the operator does not call from the partner's address, and this is how a partner that
  * locked itself out gets back in.
  */

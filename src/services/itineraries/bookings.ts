@@ -21,7 +21,7 @@ import { cancelPenalties, occupancyKey, stepLink, verifyV2Token, type CancelPena
 import { v2ItineraryClaims, v2RateId, v2RoomId } from './ids.js';
 
 /**
- * v2 steps 3 and 4 (spec §4.6, §3.2, §7): book from book tokens (one or several, one room per
+ * v2 steps 3 and 4 (docs/spec/channel-api.md §4.6, §3.2, §7): book from book tokens (one or several, one room per
  * occupancy, all or nothing), retrieve (a link that never expires and is never consumed) and
  * cancel (a link consumed by its success). Every room is a normal booking of the booking
  * service: it is listed in v1 and GraphQL, with the same money rules and events.

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { offerClaims } from '../access/index.js';
 
 /**
- * v2 identifiers and link-token claims (spec §2.9, §4.6, DECISIONS.md "v2 details"). Room and
+ * v2 identifiers and link-token claims (docs/spec/channel-api.md §2.9, §4.6, docs/spec/DECISIONS.md "v2 details"). Room and
  * rate ids are opaque: a hash of what they stand for, stable across searches, so a path taken
  * from step 1 can be compared with the context signed into a link token (403 FORBIDDEN when it
  * differs). They are not secrets; the token's signature is what cannot be forged.

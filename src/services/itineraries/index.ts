@@ -1,4 +1,4 @@
-/** The v2 link-chained booking flow (spec §4.6): offers, price check, book, retrieve, cancel. */
+/** The v2 link-chained booking flow (docs/spec/channel-api.md §4.6): offers, price check, book, retrieve, cancel. */
 export { v2Availability, v2PriceCheck } from './offers.js';
 export type {
   StepLink,

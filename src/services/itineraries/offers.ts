@@ -21,7 +21,7 @@ import { TokenError } from '../access/index.js';
 import { v2OfferClaims, v2RateId, v2RoomId, type V2OfferClaims } from './ids.js';
 
 /**
- * Steps 1 and 2 of the v2 flow (spec §4.6, §2.9, §3.2, §7; DECISIONS.md "v2 details"):
+ * Steps 1 and 2 of the v2 flow (docs/spec/channel-api.md §4.6, §2.9, §3.2, §7; docs/spec/DECISIONS.md "v2 details"):
  * availability of several properties with a price-check link per bookable rate and bed group,
  * and the price check behind that link, which answers with a book link. The caller follows the
  * links as given; every link carries a signed token with its context (v2OfferClaims).
@@ -49,7 +49,7 @@ export const V2_NAMES: FieldNames = {
 // ---------------------------------------------------------------------------------------------
 // Shared v2 structures
 
-/** Spec §2.9: the next step of the flow a link leads to (its path parameters, if any). */
+/** docs/spec/channel-api.md §2.9: the next step of the flow a link leads to (its path parameters, if any). */
 export type V2Step =
   | { step: 'price_check'; propertyId: number; roomId: string; rateId: string }
   | { step: 'book' }
@@ -126,7 +126,7 @@ export interface CancelPenalty {
 }
 
 /**
- * `cancel_penalties` of a policy (spec §2.6, DECISIONS.md: deadlines from 15:00 local on the
+ * `cancel_penalties` of a policy (docs/spec/channel-api.md §2.6, docs/spec/DECISIONS.md: deadlines from 15:00 local on the
  * check-in date): one window from the end of free cancellation (for non_refundable, from `now`)
  * to 15:00 local on the check-in date. The amount is the fee the cancellation rule charges on
  * `totalKrw` (src/services/search/cancellation.ts: rounded down), shown in the request currency.
@@ -322,7 +322,7 @@ export type V2PriceCheckResult =
       links: Record<string, never>;
     };
 
-/** The claims of a verified v2 link token, or the v2 token error (spec §7). */
+/** The claims of a verified v2 link token, or the v2 token error (docs/spec/channel-api.md §7). */
 export async function verifyV2Token(ctx: RequestContext, kind: 'v2_price_check' | 'v2_book', token: string) {
   try {
     return await ctx.deps.tokens.verify(kind, token, v2OfferClaims, { now: ctx.deps.clock(), channelId: principalOf(ctx).channelId });

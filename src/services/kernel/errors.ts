@@ -56,14 +56,14 @@ export class ForbiddenError extends AppError {
   }
 }
 
-/** REQUIRE_HTTPS: the request came over plain HTTP (spec §5.7). */
+/** REQUIRE_HTTPS: the request came over plain HTTP (docs/spec/channel-api.md §5.7). */
 export class HttpsRequiredError extends AppError {
   constructor() {
     super(403, 'HTTPS_REQUIRED', 'Plain HTTP is refused; call the same URL with https://');
   }
 }
 
-/** The caller's address is outside its app's IP allow list (spec §5.7). */
+/** The caller's address is outside its app's IP allow list (docs/spec/channel-api.md §5.7). */
 export class IpNotAllowedError extends AppError {
   constructor(address: string | undefined) {
     super(403, 'IP_NOT_ALLOWED', `Requests of this app are not accepted from ${address ?? 'this address'}`, {

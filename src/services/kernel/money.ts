@@ -15,7 +15,7 @@ export const positiveAmount = z
   .transform((v) => BigInt(v))
   .refine((v) => v > 0n && v <= MAX_AMOUNT, `must be between 1 and ${MAX_AMOUNT}`);
 
-/** How booking records and ledger outputs carry amounts: decimal strings (spec §2.2). */
+/** How booking records and ledger outputs carry amounts: decimal strings (docs/spec/channel-api.md §2.2). */
 export function amountToString(amount: Amount): string {
   return amount.toString();
 }

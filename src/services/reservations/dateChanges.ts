@@ -175,7 +175,7 @@ function freeChangeBefore(booking: Booking): Date | null {
 const LIVE: BookingStatus[] = ['pending', 'confirmed', 'cancelling', 'checked_in'];
 
 /**
- * The id names one booking (one room of a reservation, spec §4.8; a reservation's id is its first
+ * The id names one booking (one room of a reservation, docs/spec/channel-api.md §4.8; a reservation's id is its first
  * room's) and only that booking changes: never another room of its reservation. The booking
  * itself passed `refuseChange`; when its reservation has another live room, moving this one
  * alone would split the stay: 409 multi_room. Rooms are never added to a reservation, so a

@@ -1,5 +1,5 @@
 /**
- * Reservations (spec §4.8): the public face of the module. Rules and the reservation model
+ * Reservations (docs/spec/channel-api.md §4.8): the public face of the module. Rules and the reservation model
  * (rules.ts), errors, what a reservation shows (view.ts), read and list (read.ts), create, update,
  * cancel, date changes (dateChanges.ts) and the sync pass that covers them (sync.ts).
  */

@@ -5,7 +5,7 @@ import type { Currency } from '../kernel/index.js';
 import { MAX_ROOMS, searchRules } from '../search/index.js';
 
 /**
- * Reservations (spec §4.8): the OTA-style view of the booking service. A reservation is an
+ * Reservations (docs/spec/channel-api.md §4.8): the OTA-style view of the booking service. A reservation is an
  * itinerary: one booking per room, made together, sharing one confirmation number; its id is the
  * itinerary id, which is also the id of its first room. Every v1 booking is a reservation of one
  * room and every v2 itinerary a reservation too, so all of a channel's bookings can be found here.

@@ -7,7 +7,7 @@ import { propertyOffers, selectRates, type PropertyOffers } from './offers.js';
 import { normalizeStay, type FieldNames, type Stay, type StayInput } from './rules.js';
 
 /**
- * Batch rates (spec §4.7 `POST /search/rates/batch`): the rates of several properties, each with
+ * Batch rates (docs/spec/channel-api.md §4.7 `POST /search/rates/batch`): the rates of several properties, each with
  * its own dates and party, in one call. Each item is priced as `GET /search/availability/{id}`
  * prices one property (every rate that fits, price_check_tokens for the bookable ones), and
  * answered on its own: one bad or unknown item does not spoil the others. All items go to the

@@ -1,8 +1,8 @@
 import type { CancellationPolicyType } from '../catalog/index.js';
 
 /**
- * Cancellation policies (spec §2.6) and their deadlines. Deadlines are measured from 15:00 on the
- * check-in date in the property's time zone (DECISIONS.md).
+ * Cancellation policies (docs/spec/channel-api.md §2.6) and their deadlines. Deadlines are measured from 15:00 on the
+ * check-in date in the property's time zone (docs/spec/DECISIONS.md).
  */
 
 /** Hours before check-in until which cancelling is free; null: never free. */
@@ -56,7 +56,7 @@ export interface CancellationCharges {
 }
 
 /**
- * The one fee rule (spec §2.6, DECISIONS.md), used by the v1 preview and cancel, the v2 cancel
+ * The one fee rule (docs/spec/channel-api.md §2.6, docs/spec/DECISIONS.md), used by the v1 preview and cancel, the v2 cancel
  * and automatic cancellations: free before the policy's deadline, then the penalty share of the
  * total (rounded down, so a fraction of a unit is never charged); non_refundable: always 100 %.
  * `waived` (a pending booking the provider never confirmed in time) refunds everything.

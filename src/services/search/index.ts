@@ -1,5 +1,5 @@
 /**
- * Search (spec §4.4): the public face of the module. Field rules and stay normalisation
+ * Search (docs/spec/channel-api.md §4.4): the public face of the module. Field rules and stay normalisation
  * (rules.ts), paging, cancellation policy deadlines and charges, one property's offers and rates
  * (offers.ts), multi-property availability (availability.ts), price check and batch rates.
  */

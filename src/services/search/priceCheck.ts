@@ -7,7 +7,7 @@ import { pricingOf, type Pricing } from './offers.js';
 import { offerClaims, TokenError, type OfferClaims } from '../access/index.js';
 
 /**
- * GET /search/price-check (spec §3.2, §4.4): re-verifies a price_check_token's offer with the
+ * GET /search/price-check (docs/spec/channel-api.md §3.2, §4.4): re-verifies a price_check_token's offer with the
  * provider and, unless it sold out, issues a single-use book_token carrying the inclusive amount
  * that will be charged (the latest price when it moved).
  */

@@ -3,7 +3,7 @@ import type { RoomOccupancy } from '../../upstream/protocol.js';
 import { currencySchema, ValidationError, type FieldIssue } from '../kernel/index.js';
 
 /**
- * Availability search (spec §4.4), one service for REST v1, v2 and GraphQL. Field rules are zod
+ * Availability search (docs/spec/channel-api.md §4.4), one service for REST v1, v2 and GraphQL. Field rules are zod
  * schemas the adapters compose; rules across fields live in the normalize functions, which name
  * fields as the caller's surface spells them.
  */
@@ -11,7 +11,7 @@ import { currencySchema, ValidationError, type FieldIssue } from '../kernel/inde
 export const DAY_MS = 86_400_000;
 export const MAX_NIGHTS = 30;
 export const MAX_ROOMS = 8;
-/** How long a price_check_token stays valid (DECISIONS.md: 30 minutes). */
+/** How long a price_check_token stays valid (docs/spec/DECISIONS.md: 30 minutes). */
 export const PRICE_CHECK_TTL_SECONDS = 30 * 60;
 
 const isoDate = z

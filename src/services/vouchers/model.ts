@@ -7,7 +7,7 @@ import type { CancellationPolicyType, Property } from '../catalog/index.js';
 import { getReservation, leadRoom, reservationStatus } from '../reservations/index.js';
 
 /**
- * Booking vouchers (spec §4.7, GET /reservations/{id}/voucher): one model of what a voucher says,
+ * Booking vouchers (docs/spec/channel-api.md §4.7, GET /reservations/{id}/voucher): one model of what a voucher says,
  * built here from the booking and the property's content, and rendered as HTML (html.ts) or PDF
  * (pdf.ts) from that model alone (through the sections of layout.ts), so both formats always say
  * the same.

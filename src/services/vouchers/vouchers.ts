@@ -11,7 +11,7 @@ import { buildVoucher, reservationRooms, voucherOf, type Voucher } from './model
 import { renderVoucherPdf } from './pdf.js';
 
 /**
- * Booking vouchers (spec §4.7): the formats, rendering a built voucher (model.ts) as PDF or HTML,
+ * Booking vouchers (docs/spec/channel-api.md §4.7): the formats, rendering a built voucher (model.ts) as PDF or HTML,
  * and e-mailing it. Choosing a format from Accept, the response headers and the REST paths are
  * the REST adapter's (rest-adapters/v1/voucherFormat.ts).
  */

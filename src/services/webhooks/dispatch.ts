@@ -4,7 +4,7 @@ import { claimDue } from './claims.js';
 import { fanOut, type BookingEventMessage } from './fanOut.js';
 
 /**
- * Webhook delivery, at least once (DECISIONS.md, Webhooks), in the files of this module:
+ * Webhook delivery, at least once (docs/spec/DECISIONS.md, Webhooks), in the files of this module:
  *
  * 1. `fanOut` reads outbox events not yet published, with FOR UPDATE SKIP LOCKED under a
  *    transaction-scoped advisory lock (one instance fans out at a time, so subscribers see events

@@ -13,7 +13,7 @@ import { PING_EVENT_TYPE, webhookBody } from './fanOut.js';
 import { validateWebhookUrl } from './urls.js';
 
 /**
- * Webhook subscriptions of a channel (DECISIONS.md, Webhooks; scope channels:write): create (the
+ * Webhook subscriptions of a channel (docs/spec/DECISIONS.md, Webhooks; scope channels:write): create (the
  * signing secret is returned once), list, read, change, delete; the delivery log, a test ping and
  * the replay of a delivery. Shared by REST /channel/v1/webhooks and the GraphQL fields.
  */
@@ -34,7 +34,7 @@ export const webhookRules = {
     .array(z.enum(BOOKING_EVENT_TYPES))
     .min(1, 'name at least one event type')
     .refine((list) => new Set(list).size === list.length, 'each event type once'),
-  // Refused here rather than failing the write: NUL, lone surrogates (src/services/text.ts).
+  // Refused here rather than failing the write: NUL, lone surrogates (src/services/kernel/text.ts).
   description: storableText(z.string().trim().max(200)).nullable(),
 };
 
