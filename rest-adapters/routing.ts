@@ -29,11 +29,7 @@ export function router(): OpenAPIHono<HttpEnv> {
 }
 
 /** The error responses every scoped route answers, whatever else it declares (docs/spec/channel-api.md §2.1, §5). */
-export const STANDARD_ERROR_STATUSES = [
-  new UnauthorizedError().status,
-  new InsufficientScopeError('scope').status,
-  new RateLimitError(0).status,
-] as const;
+export const STANDARD_ERROR_STATUSES = [UnauthorizedError.status, InsufficientScopeError.status, RateLimitError.status] as const;
 
 type Route = Omit<RouteConfig, 'security' | 'middleware'>;
 

@@ -27,8 +27,9 @@ export type BookingMoneyKind =
   | 'modification_refund';
 
 export class InsufficientBalanceError extends AppError {
+  static readonly status = 402;
   constructor(required: Amount, available: Amount) {
-    super(402, 'INSUFFICIENT_BALANCE', 'The channel balance is too low for this booking', {
+    super(InsufficientBalanceError.status, 'INSUFFICIENT_BALANCE', 'The channel balance is too low for this booking', {
       required: Number(required),
       available: Number(available),
     });

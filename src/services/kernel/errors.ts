@@ -31,97 +31,111 @@ export interface FieldIssue {
 }
 
 export class ValidationError extends AppError {
+  static readonly status = 400;
   constructor(fields: FieldIssue[], message = 'The request is not valid') {
-    super(400, 'VALIDATION_ERROR', message, { fields });
+    super(ValidationError.status, 'VALIDATION_ERROR', message, { fields });
   }
 }
 
 export class UnauthorizedError extends AppError {
+  static readonly status = 401;
   constructor(message = 'Authentication is required: send X-Api-Key or Authorization: Bearer') {
-    super(401, 'UNAUTHORIZED', message, null, { 'WWW-Authenticate': 'Bearer realm="channel"' });
+    super(UnauthorizedError.status, 'UNAUTHORIZED', message, null, { 'WWW-Authenticate': 'Bearer realm="channel"' });
   }
 }
 
 export class InsufficientScopeError extends AppError {
+  static readonly status = 403;
   constructor(requiredScope: string) {
-    super(403, 'INSUFFICIENT_SCOPE', `This credential lacks the scope ${requiredScope}`, {
+    super(InsufficientScopeError.status, 'INSUFFICIENT_SCOPE', `This credential lacks the scope ${requiredScope}`, {
       required_scope: requiredScope,
     });
   }
 }
 
 export class ForbiddenError extends AppError {
+  static readonly status = 403;
   constructor(message = 'This operation is not allowed for this credential', code = 'FORBIDDEN') {
-    super(403, code, message);
+    super(ForbiddenError.status, code, message);
   }
 }
 
 /** REQUIRE_HTTPS: the request came over plain HTTP (docs/spec/channel-api.md §5.7). */
 export class HttpsRequiredError extends AppError {
+  static readonly status = 403;
   constructor() {
-    super(403, 'HTTPS_REQUIRED', 'Plain HTTP is refused; call the same URL with https://');
+    super(HttpsRequiredError.status, 'HTTPS_REQUIRED', 'Plain HTTP is refused; call the same URL with https://');
   }
 }
 
 /** The caller's address is outside its app's IP allow list (docs/spec/channel-api.md §5.7). */
 export class IpNotAllowedError extends AppError {
+  static readonly status = 403;
   constructor(address: string | undefined) {
-    super(403, 'IP_NOT_ALLOWED', `Requests of this app are not accepted from ${address ?? 'this address'}`, {
+    super(IpNotAllowedError.status, 'IP_NOT_ALLOWED', `Requests of this app are not accepted from ${address ?? 'this address'}`, {
       client_ip: address ?? null,
     });
   }
 }
 
 export class NotFoundError extends AppError {
+  static readonly status = 404;
   constructor(message = 'The requested resource was not found') {
-    super(404, 'NOT_FOUND', message);
+    super(NotFoundError.status, 'NOT_FOUND', message);
   }
 }
 
 /** A method the path does not serve (PUT, PATCH, DELETE on /graphql); Allow names those it does. */
 export class MethodNotAllowedError extends AppError {
+  static readonly status = 405;
   constructor(method: string, path: string, allowed: readonly string[]) {
-    super(405, 'METHOD_NOT_ALLOWED', `${path} does not answer ${method}; use ${allowed.join(', ')}`, { allowed: [...allowed] }, {
+    super(MethodNotAllowedError.status, 'METHOD_NOT_ALLOWED', `${path} does not answer ${method}; use ${allowed.join(', ')}`, { allowed: [...allowed] }, {
       Allow: allowed.join(', '),
     });
   }
 }
 
 export class ConflictError extends AppError {
+  static readonly status = 409;
   constructor(code: string, message: string, details: ErrorDetails = null) {
-    super(409, code, message, details);
+    super(ConflictError.status, code, message, details);
   }
 }
 
 /** A well-formed request the current state refuses (a used, invalid or expired book_token). */
 export class UnprocessableError extends AppError {
+  static readonly status = 422;
   constructor(code: string, message: string, details: ErrorDetails = null) {
-    super(422, code, message, details);
+    super(UnprocessableError.status, code, message, details);
   }
 }
 
 /** A flow token (price-check, book, v2 link) that is malformed, altered, of another kind or channel. */
 export class InvalidTokenError extends AppError {
+  static readonly status = 400;
   constructor(message = 'The token is not valid; search again for a new one') {
-    super(400, 'INVALID_TOKEN', message);
+    super(InvalidTokenError.status, 'INVALID_TOKEN', message);
   }
 }
 
 export class TokenExpiredError extends AppError {
+  static readonly status = 410;
   constructor(message = 'The token has expired; search again for a new one') {
-    super(410, 'TOKEN_EXPIRED', message);
+    super(TokenExpiredError.status, 'TOKEN_EXPIRED', message);
   }
 }
 
 export class PayloadTooLargeError extends AppError {
+  static readonly status = 413;
   constructor(limitBytes: number) {
-    super(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${limitBytes} bytes`, { limit_bytes: limitBytes });
+    super(PayloadTooLargeError.status, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${limitBytes} bytes`, { limit_bytes: limitBytes });
   }
 }
 
 export class UnsupportedMediaTypeError extends AppError {
+  static readonly status = 415;
   constructor(expected: string, message = `The request body must be ${expected}`) {
-    super(415, 'UNSUPPORTED_MEDIA_TYPE', message);
+    super(UnsupportedMediaTypeError.status, 'UNSUPPORTED_MEDIA_TYPE', message);
   }
 }
 
@@ -130,8 +144,9 @@ export class UnsupportedMediaTypeError extends AppError {
  * malformed parameter or variable, a persisted operation missing, a cost over the limit).
  */
 export class BadRequestError extends AppError {
+  static readonly status = 400;
   constructor(code: string, message: string, details: ErrorDetails = null) {
-    super(400, code, message, details);
+    super(BadRequestError.status, code, message, details);
   }
 }
 
@@ -147,14 +162,16 @@ export class HttpRefusalError extends AppError {
 
 /** No media type the Accept header allows can carry the answer (GraphQL: a subscription asked for as JSON). */
 export class NotAcceptableError extends AppError {
+  static readonly status = 406;
   constructor(code: string, message: string, details: ErrorDetails = null) {
-    super(406, code, message, details);
+    super(NotAcceptableError.status, code, message, details);
   }
 }
 
 export class RateLimitError extends AppError {
+  static readonly status = 429;
   constructor(retryAfterSeconds: number, message = 'Too many requests; retry later', details: Record<string, unknown> = {}) {
-    super(429, 'RATE_LIMIT_EXCEEDED', message, { retry_after: retryAfterSeconds, ...details }, {
+    super(RateLimitError.status, 'RATE_LIMIT_EXCEEDED', message, { retry_after: retryAfterSeconds, ...details }, {
       'Retry-After': String(retryAfterSeconds),
     });
   }
@@ -162,34 +179,39 @@ export class RateLimitError extends AppError {
 
 /** SUBSCRIPTIONS_MAX_PER_CONNECTION or SUBSCRIPTIONS_MAX_PER_CHANNEL reached (GraphQL only: extensions.code and details.limit). */
 export class SubscriptionLimitError extends AppError {
+  static readonly status = 429;
   constructor(message: string, limit: number) {
-    super(429, 'SUBSCRIPTION_LIMIT_EXCEEDED', message, { limit });
+    super(SubscriptionLimitError.status, 'SUBSCRIPTION_LIMIT_EXCEEDED', message, { limit });
   }
 }
 
 export class NotImplementedError extends AppError {
+  static readonly status = 501;
   constructor(message = 'This endpoint is not implemented') {
-    super(501, 'NOT_IMPLEMENTED', message);
+    super(NotImplementedError.status, 'NOT_IMPLEMENTED', message);
   }
 }
 
 export class UpstreamError extends AppError {
+  static readonly status = 502;
   constructor(message = 'The inventory provider failed to answer', details: ErrorDetails = null) {
-    super(502, 'UPSTREAM_ERROR', message, details);
+    super(UpstreamError.status, 'UPSTREAM_ERROR', message, details);
   }
 }
 
 export class ServiceUnavailableError extends AppError {
+  static readonly status = 503;
   constructor(message = 'The service is shutting down or not ready') {
-    super(503, 'SERVICE_UNAVAILABLE', message);
+    super(ServiceUnavailableError.status, 'SERVICE_UNAVAILABLE', message);
   }
 }
 
 /** The request ran past REQUEST_TIMEOUT_MS; work it started may still finish. */
 export class RequestTimeoutError extends AppError {
+  static readonly status = 504;
   constructor(timeoutMs: number) {
     super(
-      504,
+      RequestTimeoutError.status,
       'REQUEST_TIMEOUT',
       `The request did not finish within ${timeoutMs} ms; its work may still complete: look for its result before repeating it (writes sent with an Idempotency-Key are never cut off)`,
       { timeout_ms: timeoutMs },
@@ -199,8 +221,9 @@ export class RequestTimeoutError extends AppError {
 
 /** Anything that is not an AppError, as a client may see it: masked. */
 export class InternalError extends AppError {
+  static readonly status = 500;
   constructor(message = 'An internal error occurred; quote the request id to support') {
-    super(500, 'INTERNAL_ERROR', message);
+    super(InternalError.status, 'INTERNAL_ERROR', message);
   }
 }
 
