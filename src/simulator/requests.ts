@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
+import { PROVIDER_BOOKING_STATUSES } from '../services/kernel/index.js';
 import {
   AVAILABILITY_BATCH_LIMIT,
   type AvailabilityRequest,
@@ -139,7 +140,8 @@ export const listQuerySchema = z.object({
 });
 
 export const controlStatusSchema = z.strictObject({
-  status: z.enum(['confirmed', 'pending', 'failed', 'checked_in', 'checked_out', 'no_show']),
+  // The statuses the property may report through the control route: the provider's, but cancelled.
+  status: z.enum(PROVIDER_BOOKING_STATUSES).exclude(['cancelled']),
 });
 
 export function parse<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {

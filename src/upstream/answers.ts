@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CANCELLATION_POLICY_TYPES, MEAL_PLANS } from '../services/kernel/index.js';
+import { CANCELLATION_POLICY_TYPES, MEAL_PLANS, PROVIDER_BOOKING_STATUSES } from '../services/kernel/index.js';
 
 /**
  * The provider's answers, checked before use: an answer that does not fit the protocol is a
@@ -76,7 +76,7 @@ export const answers = {
   booking: z.object({
     reference: z.string(),
     confirmation_number: z.string(),
-    status: z.enum(['confirmed', 'pending', 'cancelled', 'failed', 'checked_in', 'checked_out', 'no_show']),
+    status: z.enum(PROVIDER_BOOKING_STATUSES),
     property_id: z.int(),
     roomtype_id: z.string(),
     rateplan_id: z.string(),

@@ -1,4 +1,4 @@
-import type { CancellationPolicyType, MealPlan } from '../services/kernel/index.js';
+import type { CancellationPolicyType, MealPlan, ProviderBookingStatus } from '../services/kernel/index.js';
 
 /**
  * The wire protocol between the service and its inventory provider: JSON over HTTP, snake_case,
@@ -183,7 +183,7 @@ export interface BookRequest {
   guest: { first_name: string | null; last_name: string | null; name: string };
 }
 
-export type UpstreamBookingStatus = 'confirmed' | 'pending' | 'cancelled' | 'failed' | 'checked_in' | 'checked_out' | 'no_show';
+export type UpstreamBookingStatus = ProviderBookingStatus;
 
 export interface UpstreamBooking {
   reference: string;

@@ -1,5 +1,5 @@
 import type { BookingStatus } from '../../generated/prisma/client.js';
-import { ConflictError } from '../kernel/index.js';
+import { ConflictError, VISIBLE_BOOKING_STATUSES, type VisibleBookingStatus } from '../kernel/index.js';
 
 /**
  * The booking state machine (docs/spec/channel-api.md §3.1, docs/spec/DECISIONS.md), in one place. Every status change of a
@@ -10,19 +10,18 @@ import { ConflictError } from '../kernel/index.js';
 
 export type { BookingStatus };
 
-/** The statuses a partner can see, in the order of docs/spec/channel-api.md §2.2. */
-export const VISIBLE_STATUSES = [
-  'pending',
-  'confirmed',
-  'cancelling',
-  'cancelled',
-  'completed',
-  'failed',
-  'checked_in',
-  'checked_out',
-  'no_show',
-] as const satisfies readonly BookingStatus[];
-export type VisibleStatus = (typeof VISIBLE_STATUSES)[number];
+/** The statuses a partner can see, in the order of docs/spec/channel-api.md §2.2 (written once in services/kernel/enums.ts). */
+export const VISIBLE_STATUSES = VISIBLE_BOOKING_STATUSES;
+export type VisibleStatus = VisibleBookingStatus;
+
+/** The statuses partners never see. */
+const INTERNAL_STATUSES = ['processing', 'void'] as const;
+
+// Every booking status is either visible or internal, and the database knows no other: a status
+// added to one side only fails the typecheck here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const statusesWrittenOnce: Same<BookingStatus, VisibleStatus | (typeof INTERNAL_STATUSES)[number]> = true;
+void statusesWrittenOnce;
 
 export const BOOKING_EVENT_TYPES = [
   'reservation.created',

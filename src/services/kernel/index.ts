@@ -3,7 +3,16 @@
  * text, HTML, IP ranges, the principal and call options of a request, shared enumerations, Prisma
  * error mapping). Other modules import only this file.
  */
-export { CANCELLATION_POLICY_TYPES, MEAL_PLANS, type CancellationPolicyType, type MealPlan } from './enums.js';
+export {
+  CANCELLATION_POLICY_TYPES,
+  MEAL_PLANS,
+  PROVIDER_BOOKING_STATUSES,
+  VISIBLE_BOOKING_STATUSES,
+  type CancellationPolicyType,
+  type MealPlan,
+  type ProviderBookingStatus,
+  type VisibleBookingStatus,
+} from './enums.js';
 export { EnvironmentMismatchError, checkEnvironment, claimEnvironment, type Environment } from './environment.js';
 export {
   AppError,
