@@ -2,7 +2,18 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { NotFoundError, escapeHtml } from '../src/services/kernel/index.js';
+import {
+  escapeHtml,
+  HttpsRequiredError,
+  InternalError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimitError,
+  RequestTimeoutError,
+  ServiceUnavailableError,
+  UnauthorizedError,
+  UnsupportedMediaTypeError,
+} from '../src/services/kernel/index.js';
 import type { Scope } from '../src/services/access/index.js';
 import { errorDescriptions, v2ErrorDescriptions } from './envelope.js';
 import type { HttpEnv } from './env.js';
@@ -125,8 +136,10 @@ function rateLimitHeaders(required: boolean) {
 
 /** Statuses whose answer may come before the request is charged. */
 const UNCHARGED = {
-  secured: new Set(['401', '403', '413', '500', '503', '504']),
-  open: new Set(['403', '413', '503', '504']),
+  secured: new Set(
+    [UnauthorizedError, HttpsRequiredError, PayloadTooLargeError, InternalError, ServiceUnavailableError, RequestTimeoutError].map((e) => String(e.status)),
+  ),
+  open: new Set([HttpsRequiredError, PayloadTooLargeError, ServiceUnavailableError, RequestTimeoutError].map((e) => String(e.status))),
 };
 const BODY_METHODS = new Set(['post', 'put', 'patch']);
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -159,22 +172,22 @@ export function completeDocument(document: Document, errors: 'v1' | 'v2'): Docum
       const add = (status: number) => {
         responses[status] ??= { description: descriptions[status]!, content: { 'application/json': { schema: ERROR_ENVELOPE } } };
       };
-      if (BODY_METHODS.has(method)) add(413);
+      if (BODY_METHODS.has(method)) add(PayloadTooLargeError.status);
       const bodyTypes = Object.keys(op.requestBody?.content ?? {});
-      if (bodyTypes.length === 1 && bodyTypes[0] === 'application/json') add(415);
+      if (bodyTypes.length === 1 && bodyTypes[0] === 'application/json') add(UnsupportedMediaTypeError.status);
       const secured = (op.security?.length ?? 0) > 0;
       // REQUIRE_HTTPS refuses plain HTTP on every route; IP allow lists refuse with the credential.
-      responses[403] ??= { description: secured ? descriptions[403]! : HTTPS_ONLY_403, content: { 'application/json': { schema: ERROR_ENVELOPE } } };
-      add(500);
-      add(503);
-      add(504);
+      responses[HttpsRequiredError.status] ??= { description: secured ? descriptions[HttpsRequiredError.status]! : HTTPS_ONLY_403, content: { 'application/json': { schema: ERROR_ENVELOPE } } };
+      add(InternalError.status);
+      add(ServiceUnavailableError.status);
+      add(RequestTimeoutError.status);
 
       for (const [status, response] of Object.entries(responses)) {
         const headers: Record<string, unknown> = { 'X-Request-Id': headerRef('X-Request-Id') };
         const charged = !(secured ? UNCHARGED.secured : UNCHARGED.open).has(status);
         for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(charged ? name : `${name}.uncharged`);
-        if (status === '429') headers['Retry-After'] = headerRef('Retry-After');
-        if (status === '401' && secured) headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
+        if (status === String(RateLimitError.status)) headers['Retry-After'] = headerRef('Retry-After');
+        if (status === String(UnauthorizedError.status) && secured) headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
         response.headers = { ...headers, ...response.headers };
       }
       // Sorted by status, as a reader expects (the generator keeps declaration order).

@@ -6,13 +6,27 @@ import type { ZodError } from 'zod';
 import {
   AppError,
   BadRequestError,
+  ConflictError,
   HttpRefusalError,
+  InsufficientScopeError,
+  InternalError,
+  NotFoundError,
+  NotImplementedError,
+  PayloadTooLargeError,
+  RateLimitError,
+  RequestTimeoutError,
+  ServiceUnavailableError,
   toAppError,
+  TokenExpiredError,
+  UnauthorizedError,
+  UnprocessableError,
   UnsupportedMediaTypeError,
+  UpstreamError,
   ValidationError,
   type FieldIssue,
 } from '../src/services/kernel/index.js';
 import { OAuthError } from '../src/services/access/index.js';
+import { InsufficientBalanceError } from '../src/services/bookings/index.js';
 import type { HttpEnv } from './env.js';
 
 /**
@@ -81,9 +95,9 @@ export function classify(error: unknown): AppError {
     // A refusal of ours raised through Hono's middleware (the request deadline).
     if (error.cause instanceof AppError) return error.cause;
     // Hono's own refusals: a body that is not the JSON it claims to be.
-    if (error.status === 400) return new ValidationError([{ field: '(body)', reason: 'malformed JSON' }]);
+    if (error.status === ValidationError.status) return new ValidationError([{ field: '(body)', reason: 'malformed JSON' }]);
     // A JSON route sent another content type.
-    if (error.status === 415) return new UnsupportedMediaTypeError('application/json');
+    if (error.status === UnsupportedMediaTypeError.status) return new UnsupportedMediaTypeError('application/json');
     return new HttpRefusalError(error.status, error.message || 'The request could not be processed');
   }
   return toAppError(error);
@@ -146,47 +160,60 @@ export function dataEnvelope<T extends z.ZodType>(schema: T) {
 
 /** What each error status means on every route; a route may say more (a tuple in errorResponses). */
 export const errorDescriptions: Readonly<Record<number, string>> = {
-  400: 'VALIDATION_ERROR: the request is not valid; details.fields lists each bad field with a reason',
-  401: 'UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app',
-  402: 'INSUFFICIENT_BALANCE: the channel balance does not cover the charge (production only); details.required and details.available',
-  403: 'INSUFFICIENT_SCOPE: the credential lacks a scope of this route (details.required_scope names it); IP_NOT_ALLOWED: the caller\'s address is outside its app\'s IP allow list (details.client_ip); HTTPS_REQUIRED: plain HTTP is refused',
-  404: 'NOT_FOUND: no such resource of this channel (another channel\'s resource is also 404)',
-  409: 'Conflict with the current state',
-  410: 'TOKEN_EXPIRED: search again for a new token',
-  413: 'PAYLOAD_TOO_LARGE: the request body exceeds the limit (1 MiB by default; details.limit_bytes)',
-  415: 'The request body is not sent as application/json',
-  422: 'The request is well-formed but cannot be processed',
-  429: 'RATE_LIMIT_EXCEEDED: too many requests for the channel\'s tier; retry after Retry-After seconds (details.retry_after)',
-  500: 'INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support',
-  501: 'NOT_IMPLEMENTED',
-  502: 'UPSTREAM_ERROR: the inventory provider failed or did not answer in time',
-  503: 'SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers)',
-  504: 'REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off)',
+  [ValidationError.status]: 'VALIDATION_ERROR: the request is not valid; details.fields lists each bad field with a reason',
+  [UnauthorizedError.status]: 'UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app',
+  [InsufficientBalanceError.status]: 'INSUFFICIENT_BALANCE: the channel balance does not cover the charge (production only); details.required and details.available',
+  [InsufficientScopeError.status]: 'INSUFFICIENT_SCOPE: the credential lacks a scope of this route (details.required_scope names it); IP_NOT_ALLOWED: the caller\'s address is outside its app\'s IP allow list (details.client_ip); HTTPS_REQUIRED: plain HTTP is refused',
+  [NotFoundError.status]: 'NOT_FOUND: no such resource of this channel (another channel\'s resource is also 404)',
+  [ConflictError.status]: 'Conflict with the current state',
+  [TokenExpiredError.status]: 'TOKEN_EXPIRED: search again for a new token',
+  [PayloadTooLargeError.status]: 'PAYLOAD_TOO_LARGE: the request body exceeds the limit (1 MiB by default; details.limit_bytes)',
+  [UnsupportedMediaTypeError.status]: 'The request body is not sent as application/json',
+  [UnprocessableError.status]: 'The request is well-formed but cannot be processed',
+  [RateLimitError.status]: 'RATE_LIMIT_EXCEEDED: too many requests for the channel\'s tier; retry after Retry-After seconds (details.retry_after)',
+  [InternalError.status]: 'INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support',
+  [NotImplementedError.status]: 'NOT_IMPLEMENTED',
+  [UpstreamError.status]: 'UPSTREAM_ERROR: the inventory provider failed or did not answer in time',
+  [ServiceUnavailableError.status]: 'SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers)',
+  [RequestTimeoutError.status]: 'REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off)',
 };
 
 export const v2ErrorDescriptions: Readonly<Record<number, string>> = {
   ...errorDescriptions,
-  400: 'INVALID_REQUEST: a missing or malformed parameter (details.fields lists each), or INVALID_TOKEN: restart at step 1',
-  403: 'INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED',
-  409: 'TOKEN_ALREADY_USED: restart at step 1; or a conflict with the current state',
-  410: 'TOKEN_EXPIRED: restart at step 1',
+  [BadRequestError.status]: 'INVALID_REQUEST: a missing or malformed parameter (details.fields lists each), or INVALID_TOKEN: restart at step 1',
+  [InsufficientScopeError.status]: 'INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED',
+  [ConflictError.status]: 'TOKEN_ALREADY_USED: restart at step 1; or a conflict with the current state',
+  [TokenExpiredError.status]: 'TOKEN_EXPIRED: restart at step 1',
 };
 
-/** An error status, or an error status with what it means on this route. */
-export type ErrorStatus = number | readonly [status: number, description: string];
+/** An error class, whose status is read without an instance (services/kernel/errors.ts, a domain's errors.ts). */
+export interface ErrorClass<S extends number = number> {
+  readonly status: S;
+}
+
+/** An error class, or an error class with what its status means on this route. */
+export type ErrorStatus = ErrorClass | readonly [error: ErrorClass, description: string];
 
 function responsesOf(descriptions: Readonly<Record<number, string>>, statuses: ErrorStatus[]) {
   return Object.fromEntries(
     statuses.map((entry) => {
-      const [status, description] = typeof entry === 'number' ? [entry, descriptions[entry] ?? 'Error'] : entry;
+      const [status, description] = 'status' in entry ? [entry.status, descriptions[entry.status] ?? 'Error'] : [entry[0].status, entry[1]];
       return [status, { description, content: { 'application/json': { schema: ErrorEnvelope } } }];
     }),
   );
 }
 
 /**
+ * One OpenAPI `responses` entry under the status of an error class, for a response that is not
+ * the error envelope (the RFC 6749 form of the token endpoints): spread it into `responses`.
+ */
+export function errorResponseOf<S extends number, R>(error: ErrorClass<S>, response: R): { [K in S]: R } {
+  return { [error.status]: response } as { [K in S]: R };
+}
+
+/**
  * OpenAPI `responses` entries for the given error statuses, all in the error envelope. A tuple
- * `[409, 'BOOKING_ALREADY_CANCELLED or ...']` names the codes of that route. A route lists only its
+ * `[ConflictError, 'BOOKING_ALREADY_CANCELLED or ...']` names the codes of that route. A route lists only its
  * own: scopedRoute (rest-adapters/routing.ts) adds 401, 403 and 429 to every scoped route, and the
  * statuses every route can answer (403 HTTPS_REQUIRED, 413 for a body, 415 for a JSON body, 500, 503, 504)
  * are added to each operation by the document itself (rest-adapters/docs.ts).

@@ -29,7 +29,7 @@ export function router(): OpenAPIHono<HttpEnv> {
 }
 
 /** The error responses every scoped route answers, whatever else it declares (docs/spec/channel-api.md §2.1, §5). */
-export const STANDARD_ERROR_STATUSES = [UnauthorizedError.status, InsufficientScopeError.status, RateLimitError.status] as const;
+export const STANDARD_ERRORS = [UnauthorizedError, InsufficientScopeError, RateLimitError] as const;
 
 type Route = Omit<RouteConfig, 'security' | 'middleware'>;
 
@@ -55,7 +55,7 @@ export function scopedRouteOperations(): readonly RouteOperation[] {
  * (`OAuth2` lists every scope; `x-required-scopes` says the same for readers of the API key
  * scheme, which has no scopes) and enforces it with requireScope, so the document and the check
  * cannot disagree. It adds the responses every scoped route gives (401, 403 and 429,
- * STANDARD_ERROR_STATUSES) in v1's words; a route may still say more about one of them by
+ * STANDARD_ERRORS) in v1's words; a route may still say more about one of them by
  * declaring it.
  */
 export function scopedRoute<const R extends Route>(
@@ -81,7 +81,7 @@ function documentedRoute<const R extends Route>(
   const scope = scopesOf(operation);
   const scopes = [...requiredScopes(scope)];
   routeOperations.push({ version, operation, method: route.method, path: route.path });
-  const standard = (version === 'v1' ? errorResponses : v2ErrorResponses)(...STANDARD_ERROR_STATUSES);
+  const standard = (version === 'v1' ? errorResponses : v2ErrorResponses)(...STANDARD_ERRORS);
   const scoped = {
     ...route,
     responses: { ...standard, ...route.responses },

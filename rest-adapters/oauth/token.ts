@@ -2,7 +2,8 @@ import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppDeps } from '../../src/context.js';
 import { issueAccessToken, OAuthError, revokeAccessToken, SCOPES } from '../../src/services/access/index.js';
-import { ErrorEnvelope, oauthErrorResponse } from '../envelope.js';
+import { BadRequestError, ForbiddenError, InternalError, RateLimitError, UnauthorizedError } from '../../src/services/kernel/index.js';
+import { ErrorEnvelope, errorResponseOf, oauthErrorResponse } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 
 /**
@@ -54,11 +55,11 @@ export function oauthRoutes(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
         headers: { 'Cache-Control': noStore },
         content: { 'application/json': { schema: TokenResponseWire } },
       },
-      400: { description: 'invalid_request, unsupported_grant_type or invalid_scope', content: oauthError },
-      401: { description: 'invalid_client: wrong credentials or suspended app', content: oauthError },
-      403: oauthForbidden,
-      429: { description: 'rate_limit_exceeded, with Retry-After', content: oauthError },
-      500: { description: 'server_error: a fault of the service', content: oauthError },
+      ...errorResponseOf(BadRequestError, { description: 'invalid_request, unsupported_grant_type or invalid_scope', content: oauthError }),
+      ...errorResponseOf(UnauthorizedError, { description: 'invalid_client: wrong credentials or suspended app', content: oauthError }),
+      ...errorResponseOf(ForbiddenError, oauthForbidden),
+      ...errorResponseOf(RateLimitError, { description: 'rate_limit_exceeded, with Retry-After', content: oauthError }),
+      ...errorResponseOf(InternalError, { description: 'server_error: a fault of the service', content: oauthError }),
     },
   });
 
@@ -90,11 +91,11 @@ export function oauthRoutes(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
         description: 'Done: the token is revoked if it was one of this client\'s; no content',
         headers: { 'Cache-Control': noStore },
       },
-      400: { description: 'invalid_request (token missing, a malformed body) or unsupported_token_type (an API key)', content: oauthError },
-      401: { description: 'invalid_client: wrong credentials or suspended app', content: oauthError },
-      403: oauthForbidden,
-      429: { description: 'rate_limit_exceeded, with Retry-After', content: oauthError },
-      500: { description: 'server_error: a fault of the service', content: oauthError },
+      ...errorResponseOf(BadRequestError, { description: 'invalid_request (token missing, a malformed body) or unsupported_token_type (an API key)', content: oauthError }),
+      ...errorResponseOf(UnauthorizedError, { description: 'invalid_client: wrong credentials or suspended app', content: oauthError }),
+      ...errorResponseOf(ForbiddenError, oauthForbidden),
+      ...errorResponseOf(RateLimitError, { description: 'rate_limit_exceeded, with Retry-After', content: oauthError }),
+      ...errorResponseOf(InternalError, { description: 'server_error: a fault of the service', content: oauthError }),
     },
   });
 }

@@ -3,6 +3,7 @@ import { appRules, getOwnApp, MAX_IP_ALLOW_LIST, replaceOwnIpAllowList, SCOPES, 
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { scopedRoute } from '../routing.js';
+import { UnprocessableError, ValidationError } from '../../src/services/kernel/index.js';
 
 /**
  * GET /apps/me and PUT /apps/me/ip-allow-list: the app of the credential and the addresses it may
@@ -79,8 +80,8 @@ const putIpAllowList = scopedRoute('app.setIpAllowList', {
   responses: {
     200: { description: 'The updated app', content: { 'application/json': { schema: dataEnvelope(AppWire) } } },
     ...errorResponses(
-      [400, 'VALIDATION_ERROR: an entry that is not an address or CIDR range, or too many (details.fields), or a malformed JSON body'],
-      [422, 'IP_ALLOW_LIST_LOCKOUT: the list does not include the address of this request (details.client_ip)'],
+      [ValidationError, 'VALIDATION_ERROR: an entry that is not an address or CIDR range, or too many (details.fields), or a malformed JSON body'],
+      [UnprocessableError, 'IP_ALLOW_LIST_LOCKOUT: the list does not include the address of this request (details.client_ip)'],
     ),
   },
 });

@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../../src/services/channels/index.js';
-import { CURRENCIES, principalOf } from '../../src/services/kernel/index.js';
+import { CURRENCIES, principalOf, ValidationError } from '../../src/services/kernel/index.js';
 import { dataEnvelope, errorResponses, ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { scopedRoute } from '../routing.js';
@@ -93,7 +93,7 @@ const putMe = scopedRoute('channel.update', {
   request: { body: { required: true, content: { 'application/json': { schema: ChannelUpdateWire } } } },
   responses: {
     200: { description: 'The updated channel', content: { 'application/json': { schema: dataEnvelope(ChannelWire) } } },
-    ...errorResponses(400),
+    ...errorResponses(ValidationError),
   },
 });
 

@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { stringify } from 'csv-stringify/sync';
-import { callOptions } from '../../src/services/kernel/index.js';
+import { callOptions, UpstreamError, ValidationError } from '../../src/services/kernel/index.js';
 import type { Property, PropertySummary } from '../../src/services/catalog/index.js';
 import { errorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
@@ -59,7 +59,7 @@ function fileRoute(kind: 'catalog' | 'content') {
           },
         },
       },
-      ...errorResponses(400, 502),
+      ...errorResponses(ValidationError, UpstreamError),
     },
   });
 }

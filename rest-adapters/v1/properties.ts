@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { getProperty, ratePlansOf, type Property } from '../../src/services/catalog/index.js';
-import { callOptions } from '../../src/services/kernel/index.js';
+import { callOptions, NotFoundError, UpstreamError, ValidationError } from '../../src/services/kernel/index.js';
 import { dataEnvelope, errorResponses, meta, ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { scopedRoute } from '../routing.js';
@@ -20,7 +20,7 @@ const listRoute = scopedRoute('properties.list', {
   description: 'Takes no parameters (any sent are ignored). The list is streamed in id order.',
   responses: {
     200: { description: 'The properties', content: { 'application/json': { schema: dataEnvelope(z.array(PropertyWire)) } } },
-    ...errorResponses(502),
+    ...errorResponses(UpstreamError),
   },
 });
 
@@ -32,7 +32,7 @@ const detailRoute = scopedRoute('property.read', {
   request: { params: PropertyPath },
   responses: {
     200: { description: 'The property', content: { 'application/json': { schema: dataEnvelope(PropertyWire) } } },
-    ...errorResponses(400, 404, 502),
+    ...errorResponses(ValidationError, NotFoundError, UpstreamError),
   },
 });
 
@@ -44,7 +44,7 @@ const roomTypesRoute = scopedRoute('property.roomTypes', {
   request: { params: PropertyPath },
   responses: {
     200: { description: 'The room types', content: { 'application/json': { schema: dataEnvelope(z.array(RoomTypeWire)) } } },
-    ...errorResponses(400, 404, 502),
+    ...errorResponses(ValidationError, NotFoundError, UpstreamError),
   },
 });
 
@@ -61,7 +61,7 @@ const ratePlansRoute = scopedRoute('property.ratePlans', {
   },
   responses: {
     200: { description: 'The rate plans', content: { 'application/json': { schema: dataEnvelope(z.array(RatePlanWire)) } } },
-    ...errorResponses(400, 404, 502),
+    ...errorResponses(ValidationError, NotFoundError, UpstreamError),
   },
 });
 

@@ -6,6 +6,7 @@ import { scopedRoute } from '../routing.js';
 import { idempotency, idempotencyHeader } from '../idempotency.js';
 import { chooseVoucherFormat, VOUCHER_HTML_CSP } from './voucherFormat.js';
 import { BAD_ID_REASON as BAD_ID, NO_RESERVATION, ReservationId } from './reservations/params.js';
+import { ConflictError, NotAcceptableError, RateLimitError, UnprocessableError, UpstreamError, ValidationError } from '../../src/services/kernel/index.js';
 
 /**
  * Vouchers of the reservation endpoints the guides name (docs/spec/channel-api.md §4.7): GET /reservations/{id}/voucher
@@ -67,10 +68,10 @@ const getRoute = scopedRoute('voucher.read', {
       },
     },
     ...errorResponses(
-      [400, `VALIDATION_ERROR: format is not pdf or html, or ${BAD_ID} (details.fields)`],
+      [ValidationError, `VALIDATION_ERROR: format is not pdf or html, or ${BAD_ID} (details.fields)`],
       NO_RESERVATION,
-      [406, 'NOT_ACCEPTABLE: Accept allows neither application/pdf nor text/html (and no format was given); details.available'],
-      502,
+      [NotAcceptableError, 'NOT_ACCEPTABLE: Accept allows neither application/pdf nor text/html (and no format was given); details.available'],
+      UpstreamError,
     ),
   },
 });
@@ -98,25 +99,25 @@ const sendRoute = scopedRoute('voucher.send', {
     202: { description: 'Handed to the mail server (or written to the outbox)', content: { 'application/json': { schema: dataEnvelope(VoucherDeliveryWire) } } },
     ...errorResponses(
       [
-        400,
+        ValidationError,
         "VALIDATION_ERROR: a bad field (`to` must be one plain address; unknown fields are refused), `to` missing while the booking has no booker e-mail, " +
           `${BAD_ID}, a malformed JSON body or Idempotency-Key (details.fields)`,
       ],
       NO_RESERVATION,
-      [409, 'IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)'],
+      [ConflictError, 'IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)'],
       [
-        422,
+        UnprocessableError,
         'MESSAGE_TOO_LARGE: the e-mail would exceed its size limit (details.limit_bytes); VOUCHER_RECIPIENT_NOT_ALLOWED: a sandbox ' +
           "sending real e-mail mails only the reservation's own booker/guest address (details.field)",
       ],
       [
-        429,
+        RateLimitError,
         "RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; or VOUCHER_MAIL_LIMIT_EXCEEDED: this reservation's voucher " +
           `was e-mailed ${VOUCHER_MAILS_PER_HOUR} times within the hour (details.scope "reservation"), or the channel's vouchers ` +
           'as often as its hourly or daily limit allows (details.scope "channel", details.window "hour" or "day"). ' +
           'Retry after Retry-After seconds (details.retry_after)',
       ],
-      [502, 'MAIL_DELIVERY_FAILED: the mail server refused or did not answer; nothing was sent. UPSTREAM_ERROR: the inventory provider failed'],
+      [UpstreamError, 'MAIL_DELIVERY_FAILED: the mail server refused or did not answer; nothing was sent. UPSTREAM_ERROR: the inventory provider failed'],
     ),
   },
 }, [idempotency()]);

@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { bookingRules } from '../../src/services/bookings/index.js';
-import { ValidationError } from '../../src/services/kernel/index.js';
+import { bookingRules, InsufficientBalanceError } from '../../src/services/bookings/index.js';
+import { ValidationError, BadRequestError, ConflictError, NotFoundError, TokenExpiredError, UpstreamError } from '../../src/services/kernel/index.js';
 import { v2Cancel, v2CreateBooking, v2Retrieve } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
@@ -87,11 +87,11 @@ const createRoute = v2ScopedRoute(
         },
       },
       ...v2ErrorResponses(
-        [400, 'INVALID_REQUEST (details.fields: a bad body, no token, or both the query token and book_tokens; a bad Idempotency-Key), or INVALID_TOKEN'],
-        402,
-        [409, 'TOKEN_ALREADY_USED, SOLD_OUT or PRICE_CHANGED (nothing booked), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)'],
-        [410, 'TOKEN_EXPIRED: restart at step 1'],
-        [502, 'UPSTREAM_ERROR: nothing is booked or charged'],
+        [BadRequestError, 'INVALID_REQUEST (details.fields: a bad body, no token, or both the query token and book_tokens; a bad Idempotency-Key), or INVALID_TOKEN'],
+        InsufficientBalanceError,
+        [ConflictError, 'TOKEN_ALREADY_USED, SOLD_OUT or PRICE_CHANGED (nothing booked), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)'],
+        [TokenExpiredError, 'TOKEN_EXPIRED: restart at step 1'],
+        [UpstreamError, 'UPSTREAM_ERROR: nothing is booked or charged'],
       ),
     },
   },
@@ -107,8 +107,8 @@ const retrieveRoute = v2ScopedRoute('itinerary.retrieve', {
   responses: {
     200: { description: 'The itinerary', content: { 'application/json': { schema: RetrieveWire } } },
     ...v2ErrorResponses(
-      [400, 'INVALID_REQUEST (no token), or INVALID_TOKEN: not a retrieve link of this channel'],
-      [404, 'NOT_FOUND: the itinerary is gone'],
+      [BadRequestError, 'INVALID_REQUEST (no token), or INVALID_TOKEN: not a retrieve link of this channel'],
+      [NotFoundError, 'NOT_FOUND: the itinerary is gone'],
     ),
   },
 });
@@ -130,11 +130,11 @@ const cancelRoute = v2ScopedRoute(
         content: { 'application/json': { schema: z.object({ itinerary_id: z.string(), status: z.literal('cancelled'), cancel_refund: CancelRefundWire }) } },
       },
       ...v2ErrorResponses(
-        [400, 'INVALID_REQUEST (no token, a bad Idempotency-Key), or INVALID_TOKEN: not a cancel link of this channel'],
-        [404, 'NOT_FOUND: the itinerary is gone'],
-        [409, 'TOKEN_ALREADY_USED (every room is cancelled), BOOKING_NOT_CANCELLABLE (details.status), IDEMPOTENCY_KEY_REUSED or IDEMPOTENCY_KEY_IN_PROGRESS'],
-        [410, 'TOKEN_EXPIRED: the cancel link lapsed at check-in; retrieve the booking for its state'],
-        [502, 'UPSTREAM_ERROR: rooms not cancelled stay as they were; the same link cancels them'],
+        [BadRequestError, 'INVALID_REQUEST (no token, a bad Idempotency-Key), or INVALID_TOKEN: not a cancel link of this channel'],
+        [NotFoundError, 'NOT_FOUND: the itinerary is gone'],
+        [ConflictError, 'TOKEN_ALREADY_USED (every room is cancelled), BOOKING_NOT_CANCELLABLE (details.status), IDEMPOTENCY_KEY_REUSED or IDEMPOTENCY_KEY_IN_PROGRESS'],
+        [TokenExpiredError, 'TOKEN_EXPIRED: the cancel link lapsed at check-in; retrieve the booking for its state'],
+        [UpstreamError, 'UPSTREAM_ERROR: rooms not cancelled stay as they were; the same link cancels them'],
       ),
     },
   },

@@ -6,6 +6,7 @@ import type { HttpEnv } from '../env.js';
 import { v2ScopedRoute } from '../routing.js';
 import { idParam, intParam } from '../params.js';
 import { propertyToWire, propertyWireWith, roomTypeToWire, roomTypeWireWith } from '../wire/properties.js';
+import { BadRequestError, NotFoundError, UpstreamError } from '../../src/services/kernel/index.js';
 
 /**
  * v2 content (docs/spec/channel-api.md §4.6 "Content endpoints", §9; docs/spec/DECISIONS.md "v2 property list"). The v1 shapes
@@ -67,7 +68,7 @@ const listRoute = v2ScopedRoute('properties.list', {
   request: { query: ListQuery },
   responses: {
     200: { description: 'A page of properties', content: { 'application/json': { schema: PropertyListV2 } } },
-    ...v2ErrorResponses(400, 502),
+    ...v2ErrorResponses(BadRequestError, UpstreamError),
   },
 });
 
@@ -79,7 +80,7 @@ const detailRoute = v2ScopedRoute('property.read', {
   request: { params: PropertyPath },
   responses: {
     200: { description: 'The property', content: { 'application/json': { schema: PropertyV2 } } },
-    ...v2ErrorResponses(400, 404, 502),
+    ...v2ErrorResponses(BadRequestError, NotFoundError, UpstreamError),
   },
 });
 
@@ -91,7 +92,7 @@ const roomTypesRoute = v2ScopedRoute('property.roomTypes', {
   request: { params: PropertyPath },
   responses: {
     200: { description: 'The room types', content: { 'application/json': { schema: z.array(RoomTypeV2) } } },
-    ...v2ErrorResponses(400, 404, 502),
+    ...v2ErrorResponses(BadRequestError, NotFoundError, UpstreamError),
   },
 });
 

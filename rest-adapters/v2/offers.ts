@@ -1,5 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { CURRENCIES } from '../../src/services/kernel/index.js';
+import { CURRENCIES, BadRequestError, TokenExpiredError, UpstreamError } from '../../src/services/kernel/index.js';
 import { searchRules } from '../../src/services/search/index.js';
 import { v2Availability, v2PriceCheck } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';
@@ -124,7 +124,7 @@ const availabilityRoute = v2ScopedRoute('search.availability', {
   request: { query: AvailabilityQuery },
   responses: {
     200: { description: 'One object per property', content: { 'application/json': { schema: z.array(PropertyAvailabilityV2) } } },
-    ...v2ErrorResponses(400, 502),
+    ...v2ErrorResponses(BadRequestError, UpstreamError),
   },
 });
 
@@ -150,7 +150,7 @@ const priceCheckRoute = v2ScopedRoute('search.priceCheck', {
   },
   responses: {
     200: { description: 'The verified offer', content: { 'application/json': { schema: PriceCheckV2 } } },
-    ...v2ErrorResponses(400, 410, 502),
+    ...v2ErrorResponses(BadRequestError, TokenExpiredError, UpstreamError),
   },
 });
 

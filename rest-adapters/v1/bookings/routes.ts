@@ -5,11 +5,13 @@ import { idempotency, idempotencyHeader } from '../../idempotency.js';
 import { BAD_ID } from '../reservations/params.js';
 import { CancellationPolicyWire, Pagination } from '../search/wire.js';
 import { BookingId, BookingRecordWire, CancelWire, CreateBookingWire, FeeWire, ListQuery, UpdateBookingWire } from './wire.js';
+import { ConflictError, NotFoundError, NotImplementedError, UnprocessableError, UpstreamError, ValidationError } from '../../../src/services/kernel/index.js';
+import { InsufficientBalanceError } from '../../../src/services/bookings/index.js';
 
 /** The OpenAPI definitions of v1 bookings (docs/spec/channel-api.md §4.5); wire shapes in wire.ts. */
 
 /** The error responses of a booking path id, shared by the by-id routes. */
-const NO_BOOKING = [404, "NOT_FOUND: no booking of this channel has this id (another channel's booking is 404 too)"] as const;
+const NO_BOOKING = [NotFoundError, "NOT_FOUND: no booking of this channel has this id (another channel's booking is 404 too)"] as const;
 
 export const createRoute = scopedRoute('booking.create', {
   method: 'post',
@@ -32,11 +34,11 @@ export const createRoute = scopedRoute('booking.create', {
       content: { 'application/json': { schema: dataEnvelope(BookingRecordWire) } },
     },
     ...errorResponses(
-      [400, 'VALIDATION_ERROR: a bad field (details.fields), a malformed JSON body or Idempotency-Key'],
-      402,
-      [409, 'SOLD_OUT or PRICE_CHANGED (nothing booked; the book_token can be used again), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)'],
-      [422, 'BOOK_TOKEN_USED (details.booking_id), BOOK_TOKEN_INVALID or BOOK_TOKEN_EXPIRED'],
-      [502, 'UPSTREAM_ERROR: the provider failed; nothing is booked or charged and the book_token can be used again'],
+      [ValidationError, 'VALIDATION_ERROR: a bad field (details.fields), a malformed JSON body or Idempotency-Key'],
+      InsufficientBalanceError,
+      [ConflictError, 'SOLD_OUT or PRICE_CHANGED (nothing booked; the book_token can be used again), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)'],
+      [UnprocessableError, 'BOOK_TOKEN_USED (details.booking_id), BOOK_TOKEN_INVALID or BOOK_TOKEN_EXPIRED'],
+      [UpstreamError, 'UPSTREAM_ERROR: the provider failed; nothing is booked or charged and the book_token can be used again'],
     ),
   },
 }, [idempotency()]);
@@ -52,7 +54,7 @@ export const listRoute = scopedRoute('bookings.list', {
       description: 'A page of bookings',
       content: { 'application/json': { schema: z.object({ data: z.array(BookingRecordWire), pagination: Pagination, meta: Meta }) } },
     },
-    ...errorResponses([400, 'VALIDATION_ERROR: a bad query parameter (details.fields)']),
+    ...errorResponses([ValidationError, 'VALIDATION_ERROR: a bad query parameter (details.fields)']),
   },
 });
 
@@ -80,9 +82,9 @@ export const patchRoute = scopedRoute('booking.update', {
   responses: {
     200: { description: 'The updated booking', content: { 'application/json': { schema: dataEnvelope(BookingRecordWire) } } },
     ...errorResponses(
-      [400, 'VALIDATION_ERROR: a bad field or id (details.fields), or a malformed JSON body'],
+      [ValidationError, 'VALIDATION_ERROR: a bad field or id (details.fields), or a malformed JSON body'],
       NO_BOOKING,
-      [409, 'BOOKING_NOT_MODIFIABLE (details.status), or BOOKING_CHANGED: read it and retry'],
+      [ConflictError, 'BOOKING_NOT_MODIFIABLE (details.status), or BOOKING_CHANGED: read it and retry'],
     ),
   },
 });
@@ -96,7 +98,7 @@ export const feeRoute = scopedRoute('booking.cancellationQuote', {
   request: { params: BookingId },
   responses: {
     200: { description: 'The fee and refund', content: { 'application/json': { schema: dataEnvelope(FeeWire) } } },
-    ...errorResponses(BAD_ID, NO_BOOKING, [409, 'BOOKING_NOT_CANCELLABLE: checked in, checked out, no-show or failed (details.status)']),
+    ...errorResponses(BAD_ID, NO_BOOKING, [ConflictError, 'BOOKING_NOT_CANCELLABLE: checked in, checked out, no-show or failed (details.status)']),
   },
 });
 
@@ -126,14 +128,14 @@ export const cancelRoute = scopedRoute('booking.cancel', {
   responses: {
     200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelWire) } } },
     ...errorResponses(
-      [400, 'VALIDATION_ERROR: a bad id or Idempotency-Key (details.fields)'],
+      [ValidationError, 'VALIDATION_ERROR: a bad id or Idempotency-Key (details.fields)'],
       NO_BOOKING,
       [
-        409,
+        ConflictError,
         'BOOKING_ALREADY_CANCELLED, BOOKING_NOT_CANCELLABLE (checked in, checked out, no-show, failed; details.status), ' +
           'BOOKING_CHANGED (read it and retry), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After)',
       ],
-      [502, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the booking is unchanged'],
+      [UpstreamError, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the booking is unchanged'],
     ),
   },
 }, [idempotency()]);
@@ -146,7 +148,7 @@ export const voucherRoute = scopedRoute('booking.voucher', {
   deprecated: true,
   description: 'Unimplemented in v1: always 501 NOT_IMPLEMENTED for a booking of the channel.',
   request: { params: BookingId },
-  responses: errorResponses(BAD_ID, NO_BOOKING, [501, 'NOT_IMPLEMENTED: always, for a booking of the channel']),
+  responses: errorResponses(BAD_ID, NO_BOOKING, [NotImplementedError, 'NOT_IMPLEMENTED: always, for a booking of the channel']),
 });
 
 const plannedParam = z.union([z.string(), z.array(z.string())]).optional();
@@ -165,5 +167,5 @@ export const taxInvoicesRoute = scopedRoute('taxInvoices.list', {
       month: plannedParam.openapi({ type: 'string', description: 'Planned: month, 1 to 12' }),
     }),
   },
-  responses: errorResponses([501, 'NOT_IMPLEMENTED: always, once authenticated']),
+  responses: errorResponses([NotImplementedError, 'NOT_IMPLEMENTED: always, once authenticated']),
 });

@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { cancellationQuote, toBookingRecord } from '../../../src/services/bookings/index.js';
-import { amountToNumber } from '../../../src/services/kernel/index.js';
+import { cancellationQuote, toBookingRecord, InsufficientBalanceError } from '../../../src/services/bookings/index.js';
+import { amountToNumber, ConflictError, UpstreamError, ValidationError } from '../../../src/services/kernel/index.js';
 import { modifyBookingDates, modifyDatesRules, type DatesChange } from '../../../src/services/reservations/index.js';
 import { dataEnvelope, errorResponses, ok } from '../../envelope.js';
 import type { HttpEnv } from '../../env.js';
@@ -80,21 +80,21 @@ const modifyDatesRoute = scopedRoute('reservation.modifyDates', {
     200: { description: 'The change (preview) or the change made, with the modified booking', content: { 'application/json': { schema: dataEnvelope(DatesChangeWire) } } },
     ...errorResponses(
       [
-        400,
+        ValidationError,
         'VALIDATION_ERROR: a bad date (not YYYY-MM-DD, in the past at the property, more than 500 days ahead), checkout not 1 to ' +
           '30 nights after checkin, the dates the booking already has, a sale_amount not a positive whole number, an unknown ' +
           'field, a bad id or Idempotency-Key (details.fields)',
       ],
-      [402, 'INSUFFICIENT_BALANCE (production): the balance does not cover the difference; nothing changed'],
+      [InsufficientBalanceError, 'INSUFFICIENT_BALANCE (production): the balance does not cover the difference; nothing changed'],
       NO_RESERVATION,
       [
-        409,
+        ConflictError,
         'MODIFICATION_NOT_ALLOWED (details.reason, details.status), SOLD_OUT (no room for the new dates), PRICE_CHANGED (the ' +
           'price moved between the quote and the change: preview again), MODIFICATION_IN_PROGRESS or BOOKING_CHANGED (another ' +
           'change or a cancellation at the same time; read it and retry), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS ' +
           '(with Retry-After)',
       ],
-      [502, 'UPSTREAM_ERROR: the provider failed; nothing changed'],
+      [UpstreamError, 'UPSTREAM_ERROR: the provider failed; nothing changed'],
     ),
   },
 }, [idempotency()]);
@@ -110,7 +110,7 @@ const feeRoute = scopedRoute('booking.cancellationQuote', {
   request: { params: ReservationId },
   responses: {
     200: { description: 'The fee and refund', content: { 'application/json': { schema: dataEnvelope(FeeWire) } } },
-    ...errorResponses(BAD_ID, NO_RESERVATION, [409, 'BOOKING_NOT_CANCELLABLE: checked in, checked out, no-show or failed (details.status)']),
+    ...errorResponses(BAD_ID, NO_RESERVATION, [ConflictError, 'BOOKING_NOT_CANCELLABLE: checked in, checked out, no-show or failed (details.status)']),
   },
 });
 

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { NotFoundError, ValidationError } from '../../../src/services/kernel/index.js';
 
 /**
  * What the /reservations routes (reservations/, reservations/changes.ts, reservationVouchers.ts)
@@ -19,8 +20,8 @@ export const ReservationId = z.object({
 export const BAD_ID_REASON = 'the id is longer than 64 characters';
 
 /** The error responses of a reservation path id (for errorResponses). */
-export const BAD_ID = [400, `VALIDATION_ERROR: ${BAD_ID_REASON}`] as const;
-export const NO_RESERVATION = [404, "NOT_FOUND: no reservation (or booking) of this channel has this id (another channel's is 404 too)"] as const;
+export const BAD_ID = [ValidationError, `VALIDATION_ERROR: ${BAD_ID_REASON}`] as const;
+export const NO_RESERVATION = [NotFoundError, "NOT_FOUND: no reservation (or booking) of this channel has this id (another channel's is 404 too)"] as const;
 
 /** An amount on the wire: a whole number of the currency's smallest unit. */
 export const money = (description: string) => z.number().int().openapi({ description });

@@ -13,6 +13,8 @@ import {
   RoomPath,
   UpdateReservationWire,
 } from './wire.js';
+import { ConflictError, NotFoundError, UnprocessableError, UpstreamError, ValidationError } from '../../../src/services/kernel/index.js';
+import { InsufficientBalanceError } from '../../../src/services/bookings/index.js';
 
 /** The OpenAPI definitions of the reservation endpoints (docs/spec/channel-api.md §4.8); wire shapes in wire.ts. */
 
@@ -44,12 +46,12 @@ export const createRoute = scopedRoute('reservation.create', {
       content: { 'application/json': { schema: dataEnvelope(ReservationWire) } },
     },
     ...errorResponses(
-      [400, 'VALIDATION_ERROR: a bad or missing field, fields that do not go together (details.fields), a malformed JSON body or Idempotency-Key'],
-      402,
-      [404, 'NOT_FOUND: no such property, room type or rate plan'],
-      [409, `SOLD_OUT or PRICE_CHANGED (nothing booked or charged), ${IDEMPOTENCY_409}`],
-      [422, 'BOOK_TOKEN_USED (details.reservation_id), BOOK_TOKEN_INVALID or BOOK_TOKEN_EXPIRED'],
-      [502, 'UPSTREAM_ERROR: the provider failed; nothing is booked or charged'],
+      [ValidationError, 'VALIDATION_ERROR: a bad or missing field, fields that do not go together (details.fields), a malformed JSON body or Idempotency-Key'],
+      InsufficientBalanceError,
+      [NotFoundError, 'NOT_FOUND: no such property, room type or rate plan'],
+      [ConflictError, `SOLD_OUT or PRICE_CHANGED (nothing booked or charged), ${IDEMPOTENCY_409}`],
+      [UnprocessableError, 'BOOK_TOKEN_USED (details.reservation_id), BOOK_TOKEN_INVALID or BOOK_TOKEN_EXPIRED'],
+      [UpstreamError, 'UPSTREAM_ERROR: the provider failed; nothing is booked or charged'],
     ),
   },
 }, [idempotency()]);
@@ -69,7 +71,7 @@ export const listRoute = scopedRoute('reservations.list', {
       description: 'A page of reservations',
       content: { 'application/json': { schema: z.object({ data: z.array(ReservationWire), pagination: Pagination, meta: Meta }) } },
     },
-    ...errorResponses([400, 'VALIDATION_ERROR: a bad query parameter, or check_in_to before check_in_from (details.fields)']),
+    ...errorResponses([ValidationError, 'VALIDATION_ERROR: a bad query parameter, or check_in_to before check_in_from (details.fields)']),
   },
 });
 
@@ -102,9 +104,9 @@ export const patchRoute = scopedRoute('reservation.update', {
   responses: {
     200: { description: 'The updated reservation', content: { 'application/json': { schema: dataEnvelope(ReservationWire) } } },
     ...errorResponses(
-      [400, `VALIDATION_ERROR: a bad or unknown field, an empty change, ${BAD_ID_REASON} (details.fields), or a malformed JSON body`],
+      [ValidationError, `VALIDATION_ERROR: a bad or unknown field, an empty change, ${BAD_ID_REASON} (details.fields), or a malformed JSON body`],
       NO_RESERVATION,
-      [409, 'BOOKING_NOT_MODIFIABLE (details.status: cancelled, past check-in...), or BOOKING_CHANGED: read it and retry'],
+      [ConflictError, 'BOOKING_NOT_MODIFIABLE (details.status: cancelled, past check-in...), or BOOKING_CHANGED: read it and retry'],
     ),
   },
 });
@@ -129,14 +131,14 @@ export const cancelRoute = scopedRoute('reservation.cancel', {
   responses: {
     200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelledWire) } } },
     ...errorResponses(
-      [400, `VALIDATION_ERROR: a room_ids entry that is not a room of this reservation or is repeated, ${BAD_ID_REASON}, a malformed body or Idempotency-Key (details.fields)`],
+      [ValidationError, `VALIDATION_ERROR: a room_ids entry that is not a room of this reservation or is repeated, ${BAD_ID_REASON}, a malformed body or Idempotency-Key (details.fields)`],
       NO_RESERVATION,
       [
-        409,
+        ConflictError,
         'BOOKING_ALREADY_CANCELLED (the reservation, or a room named), BOOKING_NOT_CANCELLABLE (a room checked in, checked ' +
           `out, no-show or failed; details.booking_id, details.status), BOOKING_CHANGED, ${IDEMPOTENCY_409}`,
       ],
-      [502, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the room it failed on is unchanged'],
+      [UpstreamError, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the room it failed on is unchanged'],
     ),
   },
 }, [idempotency()]);
@@ -151,10 +153,10 @@ export const cancelRoomRoute = scopedRoute('reservation.cancel', {
   responses: {
     200: { description: 'Cancelled', content: { 'application/json': { schema: dataEnvelope(CancelledWire) } } },
     ...errorResponses(
-      [400, `VALIDATION_ERROR: ${BAD_ID_REASON}, or a bad Idempotency-Key (details.fields)`],
-      [404, "NOT_FOUND: no reservation of this channel has this id, or the booking is not one of its rooms"],
-      [409, `BOOKING_ALREADY_CANCELLED, BOOKING_NOT_CANCELLABLE (details.status), BOOKING_CHANGED, ${IDEMPOTENCY_409}`],
-      [502, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the room is unchanged'],
+      [ValidationError, `VALIDATION_ERROR: ${BAD_ID_REASON}, or a bad Idempotency-Key (details.fields)`],
+      [NotFoundError, "NOT_FOUND: no reservation of this channel has this id, or the booking is not one of its rooms"],
+      [ConflictError, `BOOKING_ALREADY_CANCELLED, BOOKING_NOT_CANCELLABLE (details.status), BOOKING_CHANGED, ${IDEMPOTENCY_409}`],
+      [UpstreamError, 'UPSTREAM_ERROR: the provider failed, or does not confirm the cancellation (production; details.reason); the room is unchanged'],
     ),
   },
 }, [idempotency()]);

@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { BATCH_RATES_MAX_ITEMS, batchRates, itemFieldNames, readBatchItems, searchRules, SNAKE_NAMES, type BatchRatesResult } from '../../../src/services/search/index.js';
-import { CURRENCIES } from '../../../src/services/kernel/index.js';
+import { CURRENCIES, UpstreamError, ValidationError } from '../../../src/services/kernel/index.js';
 import { ErrorEnvelope, errorResponses, Meta, ok } from '../../envelope.js';
 import type { HttpEnv } from '../../env.js';
 import { scopedRoute } from '../../routing.js';
@@ -103,7 +103,7 @@ const batchRoute = scopedRoute('search.batchRates', {
       description: 'One result per item, in order',
       content: { 'application/json': { schema: z.object({ data: z.array(BatchRatesResultWire), meta: Meta }) } },
     },
-    ...errorResponses(400, 502),
+    ...errorResponses(ValidationError, UpstreamError),
   },
 });
 

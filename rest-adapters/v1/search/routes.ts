@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { CURRENCIES } from '../../../src/services/kernel/index.js';
+import { CURRENCIES, NotFoundError, TokenExpiredError, UpstreamError, ValidationError } from '../../../src/services/kernel/index.js';
 import { searchRules } from '../../../src/services/search/index.js';
 import { errorResponses, Meta } from '../../envelope.js';
 import { scopedRoute } from '../../routing.js';
@@ -23,7 +23,7 @@ export const multiRoute = scopedRoute('search.availability', {
         },
       },
     },
-    ...errorResponses(400, 502),
+    ...errorResponses(ValidationError, UpstreamError),
   },
 });
 
@@ -47,7 +47,7 @@ export const singleRoute = scopedRoute('search.propertyAvailability', {
   },
   responses: {
     200: { description: 'Rates by room type', content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } } },
-    ...errorResponses(400, 404, 502),
+    ...errorResponses(ValidationError, NotFoundError, UpstreamError),
   },
 });
 
@@ -68,7 +68,7 @@ export const ratesRoute = scopedRoute('search.rates', {
   },
   responses: {
     200: { description: 'Rates by room type', content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } } },
-    ...errorResponses(400, 404, 502),
+    ...errorResponses(ValidationError, NotFoundError, UpstreamError),
   },
 });
 
@@ -83,6 +83,6 @@ export const priceCheckRoute = scopedRoute('search.priceCheck', {
   request: { query: z.object({ token: z.string().min(1).max(4096).openapi({ description: 'A price_check_token' }) }) },
   responses: {
     200: { description: 'The verified offer', content: { 'application/json': { schema: z.object({ data: PriceCheckWire, meta: Meta }) } } },
-    ...errorResponses(400, 410, 502),
+    ...errorResponses(ValidationError, TokenExpiredError, UpstreamError),
   },
 });

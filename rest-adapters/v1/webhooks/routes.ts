@@ -13,15 +13,16 @@ import {
   WebhookId,
   WebhookWire,
 } from './wire.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../../src/services/kernel/index.js';
 
 /** The OpenAPI definitions of v1 webhook subscriptions; wire shapes in wire.ts. */
 
 const TAGS = ['Webhooks'];
 
 /** The error responses of the path ids, shared by the by-id routes. */
-const BAD_ID = [400, 'VALIDATION_ERROR: an id is longer than 64 characters'] as const;
-const NO_WEBHOOK = [404, "NOT_FOUND: no webhook of this channel has this id (another channel's is 404 too)"] as const;
-const NO_DELIVERY = [404, 'NOT_FOUND: no such webhook of this channel, or no such delivery of it'] as const;
+const BAD_ID = [ValidationError, 'VALIDATION_ERROR: an id is longer than 64 characters'] as const;
+const NO_WEBHOOK = [NotFoundError, "NOT_FOUND: no webhook of this channel has this id (another channel's is 404 too)"] as const;
+const NO_DELIVERY = [NotFoundError, 'NOT_FOUND: no such webhook of this channel, or no such delivery of it'] as const;
 
 const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
 
@@ -42,8 +43,8 @@ export const createRoute = scopedRoute('webhook.create', {
       content: json(dataEnvelope(CreatedWebhookWire)),
     },
     ...errorResponses(
-      [400, 'VALIDATION_ERROR: a bad field (details.fields), a URL the environment refuses, or a malformed JSON body'],
-      [409, `WEBHOOK_LIMIT_REACHED: at most ${MAX_WEBHOOKS_PER_CHANNEL} webhooks per channel`],
+      [ValidationError, 'VALIDATION_ERROR: a bad field (details.fields), a URL the environment refuses, or a malformed JSON body'],
+      [ConflictError, `WEBHOOK_LIMIT_REACHED: at most ${MAX_WEBHOOKS_PER_CHANNEL} webhooks per channel`],
     ),
   },
 });
@@ -80,7 +81,7 @@ export const patchRoute = scopedRoute('webhook.update', {
   responses: {
     200: { description: 'The updated webhook', content: json(dataEnvelope(WebhookWire)) },
     ...errorResponses(
-      [400, 'VALIDATION_ERROR: a bad field or id (details.fields), a URL the environment refuses, or a malformed JSON body'],
+      [ValidationError, 'VALIDATION_ERROR: a bad field or id (details.fields), a URL the environment refuses, or a malformed JSON body'],
       NO_WEBHOOK,
     ),
   },
@@ -126,7 +127,7 @@ export const deliveriesRoute = scopedRoute('webhook.deliveries', {
       description: 'A page of deliveries',
       content: json(z.object({ data: z.array(DeliveryWire), pagination: Pagination, meta: Meta })),
     },
-    ...errorResponses([400, 'VALIDATION_ERROR: a bad id or query parameter (details.fields)'], NO_WEBHOOK),
+    ...errorResponses([ValidationError, 'VALIDATION_ERROR: a bad id or query parameter (details.fields)'], NO_WEBHOOK),
   },
 });
 
@@ -158,7 +159,7 @@ export const replayRoute = scopedRoute('webhook.replay', {
     ...errorResponses(
       BAD_ID,
       NO_DELIVERY,
-      [409, 'DELIVERY_PENDING (details.next_attempt_at), DELIVERY_HELD or WEBHOOK_DISABLED'],
+      [ConflictError, 'DELIVERY_PENDING (details.next_attempt_at), DELIVERY_HELD or WEBHOOK_DISABLED'],
     ),
   },
 });
