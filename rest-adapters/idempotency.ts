@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { principalOf } from '../src/services/kernel/index.js';
+import { InternalError, principalOf } from '../src/services/kernel/index.js';
 import { claim, fingerprintOf, requestLeaseMs, settle } from '../src/services/bookings/index.js';
 import { meta } from './envelope.js';
 import type { HttpEnv } from './env.js';
@@ -56,7 +56,7 @@ export function idempotency(): MiddlewareHandler<HttpEnv> {
     try {
       await next();
     } catch (error) {
-      await settle(ctx.deps, channelId, key, { status: 500, body: null });
+      await settle(ctx.deps, channelId, key, { status: InternalError.status, body: null });
       throw error;
     }
     // Hono has already turned a thrown error into c.res, so both outcomes are here.

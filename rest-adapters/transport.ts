@@ -155,6 +155,6 @@ export function httpsRequired(deps: AppDeps): MiddlewareHandler<HttpEnv> {
  */
 export function requestDeadline(deps: AppDeps): MiddlewareHandler<HttpEnv> {
   const { requestTimeoutMs } = deps.config.transport;
-  const deadline = timeout(requestTimeoutMs, () => new HTTPException(504, { cause: new RequestTimeoutError(requestTimeoutMs) }));
+  const deadline = timeout(requestTimeoutMs, () => new HTTPException(RequestTimeoutError.status, { cause: new RequestTimeoutError(requestTimeoutMs) }));
   return async (c, next) => (c.req.method !== 'GET' && c.req.header('idempotency-key') !== undefined ? next() : deadline(c, next));
 }
