@@ -12,7 +12,7 @@ import type { Database } from '../../db/client.js';
 
 export type Environment = Config['env'];
 
-export const ENVIRONMENT_SETTING = 'environment';
+const ENVIRONMENT_SETTING = 'environment';
 
 /** The start is refused: the database is recorded for another environment. A configuration error (main.ts exits 2). */
 export class EnvironmentMismatchError extends ConfigError {

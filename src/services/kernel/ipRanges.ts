@@ -68,7 +68,7 @@ function networkOf(address: ipaddr.IPv4 | ipaddr.IPv6, prefix: number): ipaddr.I
 }
 
 /** Canonical text of an address; an IPv4-mapped IPv6 address becomes its IPv4 address. */
-export function normalizeIp(address: string): string {
+function normalizeIp(address: string): string {
   if (!ipaddr.isValid(address)) return address;
   const parsed = ipaddr.parse(address);
   return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()

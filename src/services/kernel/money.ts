@@ -7,18 +7,13 @@ import { z } from 'zod';
 export type Amount = bigint;
 
 /** Largest amount accepted from outside: 10^15, far above any booking, far below 2^63. */
-export const MAX_AMOUNT = 1_000_000_000_000_000n;
+const MAX_AMOUNT = 1_000_000_000_000_000n;
 
 /** A positive whole amount given as a JSON integer or a string of digits. */
 export const positiveAmount = z
   .union([z.number().int().safe(), z.string().regex(/^\d{1,16}$/, 'a whole number')])
   .transform((v) => BigInt(v))
   .refine((v) => v > 0n && v <= MAX_AMOUNT, `must be between 1 and ${MAX_AMOUNT}`);
-
-/** How booking records and ledger outputs carry amounts: decimal strings (docs/spec/channel-api.md §2.2). */
-export function amountToString(amount: Amount): string {
-  return amount.toString();
-}
 
 /** ISO 4217 codes the service accepts for a channel's default currency. */
 export const CURRENCIES = ['KRW', 'USD', 'JPY', 'EUR', 'CNY', 'HKD', 'SGD', 'THB', 'TWD', 'VND'] as const;

@@ -6,7 +6,7 @@ import type { CancellationPolicyType } from '../catalog/index.js';
  */
 
 /** Hours before check-in until which cancelling is free; null: never free. */
-export const FREE_CANCELLATION_HOURS: Record<CancellationPolicyType, number | null> = {
+const FREE_CANCELLATION_HOURS: Record<CancellationPolicyType, number | null> = {
   flexible: 24,
   moderate: 48,
   strict: 7 * 24,
