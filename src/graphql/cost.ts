@@ -19,7 +19,8 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { schema as serviceSchema } from '../schema/index.js';
-import { BATCH_EXTENSION, batchCost, type BatchExtension } from '../services/access/index.js';
+import { batchCost } from '../services/access/index.js';
+import { BATCH_EXTENSION, type BatchExtension } from './batchField.js';
 
 /**
  * What a GraphQL operation costs against the channel's rate limit, in the same points as REST

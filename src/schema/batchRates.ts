@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { BATCH_RATES_MAX_ITEMS, batchRates, parseOccupancies, readBatchItems, searchRules, type BatchRatesItemInput, type BatchRatesResult } from '../services/search/index.js';
 import type { FieldIssue } from '../services/kernel/index.js';
-import { BATCH_EXTENSION, operationScopes, type BatchExtension } from '../services/access/index.js';
+import { BATCH_EXTENSION, type BatchExtension } from '../graphql/batchField.js';
+import { operationScopes } from '../services/access/index.js';
 import { builder } from './builder.js';
 import { graphqlNames, STAY_FIELDS } from './errors.js';
 import { Currency, PropertyOffersRef } from './search.js';

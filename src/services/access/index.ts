@@ -13,12 +13,10 @@ export {
 } from './auth.js';
 export { OAuthError, issueAccessToken, revokeAccessToken } from './oauth.js';
 export {
-  BATCH_EXTENSION,
   ChannelRateLimits,
   batchCost,
   createRateLimiter,
   rateLimitHeaders,
-  type BatchExtension,
   type RateDecision,
   type RateLimiter,
 } from './rateLimits.js';
