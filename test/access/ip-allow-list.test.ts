@@ -3,6 +3,7 @@ import { normalizeIpEntry } from '../../src/services/kernel/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { SCOPES } from '../../src/services/access/index.js';
 import { apiKey, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
+import { graphqlResponse } from '../helpers/graphql.js';
 
 /**
  * The IP allow list of an app (docs/spec/channel-api.md §5.7), as partners and the operator register it: REST
@@ -57,12 +58,7 @@ async function gql(
   variables: Record<string, unknown> = {},
   options: { ip?: string; as?: Record<string, string> } = {},
 ): Promise<GraphQLResult> {
-  const res = await t.request('/graphql', {
-    method: 'POST',
-    ip: options.ip ?? HOME,
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...(options.as ?? apiKey(owner)) },
-    body: JSON.stringify({ query, variables }),
-  });
+  const res = await graphqlResponse(t, query, variables, { ip: options.ip ?? HOME, headers: options.as ?? apiKey(owner) });
   return { status: res.status, ...((await res.json()) as object) };
 }
 

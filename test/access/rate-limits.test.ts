@@ -7,6 +7,7 @@ import { createService, type ChannelService } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { documentCost } from '../../src/graphql/cost.js';
 import { sleep } from '../helpers/receiver.js';
+import { graphqlResponse } from '../helpers/graphql.js';
 import { apiKey, cleanupEnv, createTestChannel, startTestService, testEnv, uniqueIp, type TestService } from '../helpers/service.js';
 
 /**
@@ -45,13 +46,8 @@ function expectReset(res: Response, window = WINDOW) {
   expect(reset).toBeLessThanOrEqual(window);
 }
 
-function gql(query: string, headers: Record<string, string>, variables?: Record<string, unknown>, service = t) {
-  return service.request('/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
-    body: JSON.stringify({ query, variables }),
-  });
-}
+const gql = (query: string, headers: Record<string, string>, variables?: Record<string, unknown>, service = t) =>
+  graphqlResponse(service, query, variables, { headers });
 
 interface GraphQLBody {
   data?: Record<string, unknown> | null;

@@ -16,6 +16,25 @@ export function gql(
   return t.graphql(query, variables, { ...apiKey(who), ...headers });
 }
 
+/**
+ * A GraphQL POST to `t` as it answers it (status, headers, body unread), with the given headers and
+ * from the given client address: for tests of what rides on the response (rate-limit headers) or on
+ * the caller's address (IP allow lists).
+ */
+export function graphqlResponse(
+  t: TestService,
+  query: string,
+  variables?: Record<string, unknown>,
+  options: { headers?: Record<string, string>; ip?: string } = {},
+): Promise<Response> {
+  return t.request('/graphql', {
+    method: 'POST',
+    ...(options.ip === undefined ? {} : { ip: options.ip }),
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...options.headers },
+    body: JSON.stringify({ query, variables }),
+  });
+}
+
 /** The data of a result with no top-level errors. */
 export function dataOf(res: GraphQLResult): Gql {
   expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
