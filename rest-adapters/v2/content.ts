@@ -103,7 +103,7 @@ export function v2ContentRoutes(app: OpenAPIHono<HttpEnv>) {
     const page = await listProperties(
       ctx,
       { pageToken: query.page_token, updatedSince: query.updated_since, limit: query.per_page ?? DEFAULT_PER_PAGE },
-      { tokens: 'signed', names: { pageToken: 'page_token', updatedSince: 'updated_since' } },
+      { names: { pageToken: 'page_token', updatedSince: 'updated_since' } },
     );
     return c.json({ properties: page.properties.map(propertyToV2), next_page_token: page.nextPageToken }, 200);
   });

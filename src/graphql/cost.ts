@@ -21,6 +21,7 @@ import {
 import { schema as serviceSchema } from '../schema/index.js';
 import { batchCost } from '../services/access/index.js';
 import { BATCH_EXTENSION, type BatchExtension } from './batchField.js';
+import { INSTANCE_COST, type InstanceCost } from './costField.js';
 
 /**
  * What a GraphQL operation costs against the channel's rate limit, in the same points as REST
@@ -38,6 +39,9 @@ import { BATCH_EXTENSION, type BatchExtension } from './batchField.js';
  * - A batch field (one that declares BATCH_EXTENSION, as `batchRates`) costs at least
  *   batchCost(items) points, 1 per item of its batch argument as sent (at most the batch's maximum),
  *   as REST charges the same batch; its result list counts as many items as the batch.
+ * - A field that asks the provider for something per parent (one that declares INSTANCE_COST, as
+ *   `Property.availability`) adds its points for every instance it may have, on top of the above:
+ *   `properties(first: 20) { edges { node { availability(stay: ...) } } }` costs 1 + 20 points.
  * - Introspection (`__schema`, `__type`) costs 1 point in all; `__typename` is free.
  * - An operation costs at least 1 point. When the operation to run is not known (several in the
  *   document and no operation name), the most expensive one counts.
@@ -105,9 +109,9 @@ function operationCost(
       continue;
     }
     if (!field) continue;
-    const items = walker.listItems(node, field, 1, undefined);
+    const { items, points } = walker.listItems(node, field, 1, undefined);
     const batch = walker.batchSizeOf(node, field);
-    cost += Math.max(1, Math.ceil(items / QUERY_COST.itemsPerPoint), batch === undefined ? 0 : batchCost(batch));
+    cost += Math.max(1, Math.ceil(items / QUERY_COST.itemsPerPoint), batch === undefined ? 0 : batchCost(batch)) + points;
   }
   if (introspection) cost += 1;
   return Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, cost));
@@ -148,26 +152,37 @@ class CostWalker {
 
   /**
    * The list items `node` may return when it is resolved `instances` times, with those of the
-   * fields under it. `pageSize` is the page size of the page object it belongs to, if any.
+   * fields under it, and the points of the fields under it that cost per instance (INSTANCE_COST).
+   * `pageSize` is the page size of the page object it belongs to, if any.
    */
-  listItems(node: FieldNode, field: GraphQLField<unknown, unknown>, instances: number, pageSize: number | undefined): number {
+  listItems(
+    node: FieldNode,
+    field: GraphQLField<unknown, unknown>,
+    instances: number,
+    pageSize: number | undefined,
+  ): { items: number; points: number } {
+    const own = field.extensions[INSTANCE_COST] as InstanceCost | undefined;
+    let points = own ? own.points * instances : 0;
     const named = getNamedType(field.type);
-    if (isLeafType(named) || !isCompositeType(named)) return 0;
-    const own = this.pageSizeOf(node, field);
+    if (isLeafType(named) || !isCompositeType(named)) return { items: 0, points };
+    const size = this.pageSizeOf(node, field);
     let items = 0;
     let childPageSize: number | undefined;
     if (isListType(getNullableType(field.type))) {
-      instances *= own ?? pageSize ?? QUERY_COST.unpagedListSize;
+      instances *= size ?? pageSize ?? QUERY_COST.unpagedListSize;
       items = instances;
     } else {
-      childPageSize = own;
+      childPageSize = size;
     }
     if (node.selectionSet) {
       for (const child of this.fieldsOf(node.selectionSet, named)) {
-        if (child.field) items += this.listItems(child.node, child.field, instances, childPageSize);
+        if (!child.field) continue;
+        const under = this.listItems(child.node, child.field, instances, childPageSize);
+        items += under.items;
+        points += under.points;
       }
     }
-    return Math.min(items, Number.MAX_SAFE_INTEGER);
+    return { items: Math.min(items, Number.MAX_SAFE_INTEGER), points: Math.min(points, Number.MAX_SAFE_INTEGER) };
   }
 
   /** The fields a selection set selects on `type`, through fragments, without skipped ones. */

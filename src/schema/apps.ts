@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { appRules, getOwnApp, MAX_IP_ALLOW_LIST, operationScopes, replaceOwnIpAllowList, type AppView } from '../services/access/index.js';
 import { builder } from './builder.js';
+import { Channel } from './channel.js';
+import { serviceEnum } from './enums.js';
 
 /**
  * The app of the credential and its IP allow list: the GraphQL twins of GET /channel/v1/apps/me
@@ -10,10 +12,7 @@ import { builder } from './builder.js';
  * `input.ipAllowList.<index>`), IP_ALLOW_LIST_LOCKOUT (details.client_ip), INSUFFICIENT_SCOPE.
  */
 
-const AppStatus = builder.enumType('AppStatus', {
-  description: 'suspended: every credential of the app is refused (set by the operator)',
-  values: ['active', 'suspended'] as const,
-});
+const AppStatus = serviceEnum('AppStatus', ['active', 'suspended'] as const, 'SUSPENDED: every credential of the app is refused (set by the operator)');
 
 const AppRef = builder.objectRef<AppView>('App').implement({
   description: 'The app of the credential (REST: GET /channel/v1/apps/me); never a secret',
@@ -45,6 +44,16 @@ const SetIpAllowListInput = builder.inputType('SetIpAllowListInput', {
 });
 
 const setIpAllowListArgs = z.object({ input: z.object({ ipAllowList: appRules.ipAllowList }) });
+
+builder.objectField(Channel, 'app', (t) =>
+  t.field({
+    type: AppRef,
+    nullable: true,
+    description: 'The app of the credential, with its IP allow list (scope channels:read)',
+    authScopes: operationScopes('app.read'),
+    resolve: (_channel, _args, ctx) => getOwnApp(ctx),
+  }),
+);
 
 builder.queryField('app', (t) =>
   t.field({

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { BATCH_RATES_MAX_ITEMS, batchRates, parseOccupancies, readBatchItems, searchRules, type BatchRatesItemInput, type BatchRatesResult } from '../services/search/index.js';
-import type { FieldIssue } from '../services/kernel/index.js';
+import type { ErrorCode, FieldIssue } from '../services/kernel/index.js';
 import { BATCH_EXTENSION, type BatchExtension } from '../graphql/batchField.js';
 import { operationScopes } from '../services/access/index.js';
+import { ErrorCodeEnum } from './bookingErrors.js';
 import { builder } from './builder.js';
+import { serviceEnum } from './enums.js';
 import { graphqlNames, STAY_FIELDS } from './errors.js';
 import { Currency, PropertyOffersRef } from './search.js';
 
@@ -48,8 +50,8 @@ const BatchRatesItemInputRef = builder.inputType('BatchRatesItemInput', {
   description: 'One property and stay, as propertyAvailability takes them',
   fields: (t) => ({
     propertyId: t.int({ required: true }),
-    checkin: t.string({ required: true, description: 'YYYY-MM-DD' }),
-    checkout: t.string({ required: true }),
+    checkin: t.field({ type: 'Date', required: true }),
+    checkout: t.field({ type: 'Date', required: true }),
     adults: t.int({ description: 'Adults in all rooms; not with occupancy' }),
     children: t.int(),
     childrenAges: t.intList({ description: 'One age per child; a child without one counts as 8' }),
@@ -67,7 +69,7 @@ const BatchRatesInputRef = builder.inputType('BatchRatesInput', {
   }),
 });
 
-const BatchItemStatus = builder.enumType('BatchRatesItemStatus', { values: ['ok', 'error'] as const });
+const BatchItemStatus = serviceEnum('BatchRatesItemStatus', ['ok', 'error'] as const);
 
 const FieldIssueRef = builder.objectRef<FieldIssue>('BatchRatesFieldIssue').implement({
   fields: (t) => ({ field: t.exposeString('field'), reason: t.exposeString('reason') }),
@@ -75,7 +77,7 @@ const FieldIssueRef = builder.objectRef<FieldIssue>('BatchRatesFieldIssue').impl
 
 /** An item's error as data (graphql-js would take an Error object returned by a resolver for a failure). */
 interface ItemError {
-  code: string;
+  code: ErrorCode;
   message: string;
   fields: FieldIssue[] | null;
 }
@@ -83,7 +85,7 @@ interface ItemError {
 const ItemErrorRef = builder.objectRef<ItemError>('BatchRatesItemError').implement({
   description: 'Why one item was not priced: VALIDATION_ERROR (with fields), NOT_FOUND or UPSTREAM_ERROR',
   fields: (t) => ({
-    code: t.exposeString('code'),
+    code: t.field({ type: ErrorCodeEnum, resolve: (e) => e.code }),
     message: t.exposeString('message'),
     fields: t.field({
       type: [FieldIssueRef],
@@ -95,7 +97,7 @@ const ItemErrorRef = builder.objectRef<ItemError>('BatchRatesItemError').impleme
 });
 
 const BatchRatesResultRef = builder.objectRef<BatchRatesResult>('BatchRatesResult').implement({
-  description: 'The result of one item: data when status is ok, error when it is error',
+  description: 'The result of one item: data when status is OK, error when it is ERROR',
   fields: (t) => ({
     propertyId: t.int({ resolve: (res) => res.propertyId as number, description: 'The item\'s propertyId' }),
     status: t.field({ type: BatchItemStatus, resolve: (res) => res.status }),
@@ -105,7 +107,7 @@ const BatchRatesResultRef = builder.objectRef<BatchRatesResult>('BatchRatesResul
       nullable: true,
       resolve: (res) =>
         res.status === 'error'
-          ? { code: res.error.code, message: res.error.message, fields: (res.error.details?.fields as FieldIssue[] | undefined) ?? null }
+          ? { code: res.error.code as ErrorCode, message: res.error.message, fields: (res.error.details?.fields as FieldIssue[] | undefined) ?? null }
           : null,
     }),
   }),

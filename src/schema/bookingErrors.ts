@@ -1,4 +1,4 @@
-import type { AppError } from '../services/kernel/index.js';
+import { ERROR_CODES, type AppError, type ErrorCode } from '../services/kernel/index.js';
 import {
   AlreadyCancelledError,
   BookTokenError,
@@ -10,7 +10,7 @@ import {
   VISIBLE_STATUSES,
 } from '../services/bookings/index.js';
 import { builder } from './builder.js';
-import { BookingStatus } from './bookings.js';
+import { BookingStatus } from './bookingTypes.js';
 
 /**
  * The typed errors of the booking and reservation mutations (src/schema/bookings.ts): members of
@@ -21,10 +21,21 @@ import { BookingStatus } from './bookings.js';
 // ---------------------------------------------------------------------------------------------
 // Typed errors: the service's own error classes, registered as object types
 
+/**
+ * Every code the service answers: DomainError.code, and the values of extensions.code on top-level
+ * errors (services/kernel/errors.ts ERROR_CODES, the same codes REST gives in error.code).
+ */
+export const ErrorCodeEnum = builder.enumType('ErrorCode', {
+  description:
+    'Every code the API answers: DomainError.code, extensions.code of a top-level error, and REST\'s error.code ' +
+    '(the token endpoint answers the RFC 6749 codes instead)',
+  values: ERROR_CODES,
+});
+
 export const DomainError = builder.interfaceRef<AppError>('DomainError').implement({
   description: 'An expected outcome that is not a success; `code` is the code REST gives in error.code',
   fields: (t) => ({
-    code: t.exposeString('code'),
+    code: t.field({ type: ErrorCodeEnum, resolve: (e) => e.code as ErrorCode }),
     message: t.exposeString('message'),
   }),
 });

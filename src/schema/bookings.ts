@@ -1,39 +1,39 @@
 import { z } from 'zod';
 import {
   AlreadyCancelledError,
+  bookingCursor,
   bookingRules,
   BookTokenError,
+  bookingWindow,
   cancelBooking,
   cancellationQuote,
   createBooking,
-  dateOnly,
   getBooking,
   InsufficientBalanceError,
-  isVisible,
-  listBookings,
   NotCancellableError,
   NotModifiableError,
   PriceChangedError,
   SoldOutError,
   updateBooking,
   VISIBLE_STATUSES,
-  type Booking,
-  type BookingPage,
-  type BookingView,
-  type CancellationQuote,
+  type BookingFilterValues,
   type FilterNames,
   type PartyNames,
 } from '../services/bookings/index.js';
-import { builder } from './builder.js';
-import { graphqlNames } from './errors.js';
-import { orNull } from './orNull.js';
-import { CancellationPolicyType } from './properties.js';
-import { PaginationRef } from './search.js';
 import { operationScopes } from '../services/access/index.js';
+import type { RequestContext } from '../context.js';
+import { BookingConnection, BookingRef, BookingStatus, CancellationQuoteRef } from './bookingTypes.js';
+import { builder } from './builder.js';
+import { Channel } from './channel.js';
+import { connectionArgs, keysetConnection } from './connections.js';
+import { graphqlNames } from './errors.js';
+import { idArgument } from './node.js';
+import { orNull } from './orNull.js';
 
 /**
  * Bookings: the GraphQL twins of the v1 booking routes (REST: /channel/v1/bookings...), over the
- * same services and the same input rules.
+ * same services and the same input rules; the Booking type and its edges are in bookingTypes.ts.
+ * The channel's bookings are a connection, at the root and on Channel.
  *
  * Expected outcomes of a mutation (sold out, price changed, balance too low, a used, invalid or
  * expired book token, a booking that cannot be cancelled or modified) are members of the
@@ -45,99 +45,15 @@ import { operationScopes } from '../services/access/index.js';
  */
 
 // ---------------------------------------------------------------------------------------------
-// The booking record (docs/spec/channel-api.md §2.2), from the Prisma row
-
-export const BookingStatus = builder.enumType('BookingStatus', {
-  description: 'The statuses a partner sees (spec §2.2)',
-  values: VISIBLE_STATUSES,
-});
-
-export const BookingRef = builder.objectRef<BookingView>('Booking').implement({
-  description: 'A booking of the channel (spec §2.2; REST: GET /channel/v1/bookings/{id})',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    userId: t.id({ description: 'The channel', resolve: (b) => b.channelId }),
-    appId: t.exposeID('appId'),
-    hubBookingNumber: t.exposeString('hubBookingNumber', { nullable: true, description: "The provider's confirmation number" }),
-    channelBookingNumber: t.exposeString('channelBookingNumber', { nullable: true, description: "The partner's own booking number" }),
-    propertyId: t.exposeInt('propertyId'),
-    propertyName: t.exposeString('propertyName', { nullable: true }),
-    roomType: t.exposeString('roomType', { nullable: true }),
-    ratePlan: t.exposeString('ratePlan', { nullable: true }),
-    checkin: t.string({ description: 'YYYY-MM-DD', resolve: (b) => dateOnly(b.checkin) }),
-    checkout: t.string({ description: 'YYYY-MM-DD', resolve: (b) => dateOnly(b.checkout) }),
-    guestsAdult: t.exposeInt('guestsAdult'),
-    guestsChild: t.exposeInt('guestsChild'),
-    bookerName: t.exposeString('bookerName'),
-    bookerEmail: t.exposeString('bookerEmail', { nullable: true }),
-    guestFirstName: t.exposeString('guestFirstName', { nullable: true }),
-    guestLastName: t.exposeString('guestLastName', { nullable: true }),
-    guestPhone: t.exposeString('guestPhone', { nullable: true }),
-    guestCountry: t.exposeString('guestCountry', { nullable: true, description: 'ISO 3166-1 alpha-2' }),
-    specialRequests: t.exposeString('specialRequests', { nullable: true }),
-    totalAmount: t.expose('totalAmount', { type: 'Money', description: 'What was paid in, and the base of any refund (KRW)' }),
-    netAmount: t.expose('netAmount', { type: 'Money', description: 'What was paid in (KRW)' }),
-    saleAmount: t.expose('saleAmount', { type: 'Money', nullable: true, description: "The channel's customer price; informational" }),
-    currency: t.exposeString('currency'),
-    status: t.field({
-      type: BookingStatus,
-      resolve: (b) => {
-        // The services never hand out processing or void rows; this is the record's own guard.
-        if (!isVisible(b.status)) throw new Error(`booking ${b.id} is ${b.status}, not a partner-visible status`);
-        return b.status;
-      },
-    }),
-    cancellationPolicy: t.field({
-      type: CancellationPolicyType,
-      nullable: true,
-      resolve: (b) => b.cancellationPolicy as (typeof CancellationPolicyType.$inferType) | null,
-    }),
-    cancellationDeadline: t.expose('cancellationDeadline', {
-      type: 'DateTime',
-      nullable: true,
-      description: 'Free cancellation until then; null: never free',
-    }),
-    refundAmount: t.expose('refundAmount', { type: 'Money', nullable: true }),
-    cancellationFee: t.expose('cancellationFee', { type: 'Money', nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-  }),
-});
-
-const BookingPageRef = builder.objectRef<BookingPage>('BookingPage').implement({
-  description: 'A page of bookings, newest first',
-  fields: (t) => ({
-    items: t.field({ type: [BookingRef], resolve: (p) => p.items }),
-    pagination: t.field({ type: PaginationRef, resolve: (p) => p }),
-  }),
-});
-
-const CancellationQuoteRef = builder.objectRef<CancellationQuote>('CancellationQuote').implement({
-  description: 'What cancelling now would cost; for a cancelled booking, what it cost',
-  fields: (t) => ({
-    booking: t.field({ type: BookingRef, resolve: (q) => q.booking }),
-    cancellationFee: t.expose('fee', { type: 'Money' }),
-    refundAmount: t.expose('refund', { type: 'Money', description: 'totalAmount - cancellationFee' }),
-    currency: t.string({ resolve: (q) => q.booking.currency }),
-    freeCancellationBefore: t.expose('freeCancellationBefore', {
-      type: 'DateTime',
-      nullable: true,
-      description: 'Null: never free (non_refundable)',
-    }),
-    final: t.exposeBoolean('final', { description: 'True when these are the figures a past cancellation recorded' }),
-  }),
-});
-
-// ---------------------------------------------------------------------------------------------
 // Inputs, validated with the rules REST uses (bookingRules)
 
 const BookingFilter = builder.inputType('BookingFilter', {
   fields: (t) => ({
     status: t.field({ type: BookingStatus }),
-    checkinFrom: t.string({ description: 'YYYY-MM-DD, inclusive' }),
-    checkinTo: t.string({ description: 'YYYY-MM-DD, inclusive' }),
-    createdFrom: t.string({ description: 'YYYY-MM-DD (UTC day), inclusive' }),
-    createdTo: t.string({ description: 'YYYY-MM-DD (UTC day), inclusive' }),
+    checkinFrom: t.field({ type: 'Date', description: 'Inclusive' }),
+    checkinTo: t.field({ type: 'Date', description: 'Inclusive' }),
+    createdFrom: t.field({ type: 'Date', description: 'UTC day, inclusive' }),
+    createdTo: t.field({ type: 'Date', description: 'UTC day, inclusive' }),
     channelBookingNumber: t.string({ description: "The partner's booking number (REST: affiliate_reference_id)" }),
   }),
 });
@@ -184,7 +100,8 @@ const clearable = <T extends z.ZodType>(rule: T) => rule.nullable().optional();
 
 const dateRule = bookingRules.date;
 
-const bookingId = z.string().min(1).max(64);
+/** A booking id argument: the bookingId (REST) or the Booking's global id. */
+const bookingId = idArgument('Booking');
 
 const listArgs = z.object({
   filter: z
@@ -197,8 +114,7 @@ const listArgs = z.object({
       channelBookingNumber: bookingRules.channelBookingNumber.nullish(),
     })
     .nullish(),
-  page: z.int().min(1).max(1_000_000),
-  perPage: z.int().min(1).max(100),
+  ...connectionArgs,
 });
 
 const createArgs = z.object({
@@ -248,41 +164,56 @@ const FILTER_NAMES: FilterNames = graphqlNames('filter', ['checkinFrom', 'checki
 // ---------------------------------------------------------------------------------------------
 // Root fields
 
-builder.queryFields((t) => ({
-  bookings: t.field({
-    type: BookingPageRef,
-    description: "The channel's bookings, newest first (REST: GET /channel/v1/bookings)",
-    authScopes: operationScopes('bookings.list'),
-    args: {
-      filter: t.arg({ type: BookingFilter }),
-      page: t.arg.int({ required: true, defaultValue: 1 }),
-      perPage: t.arg.int({ required: true, defaultValue: 20, description: '1 to 100' }),
+/** The channel's bookings under `filter`, a page of them for the connection arguments. */
+function bookingPage(ctx: RequestContext, { filter, ...page }: z.infer<typeof listArgs>) {
+  const filters: BookingFilterValues = {
+    status: filter?.status ?? undefined,
+    checkinFrom: filter?.checkinFrom ?? undefined,
+    checkinTo: filter?.checkinTo ?? undefined,
+    createdFrom: filter?.createdFrom ?? undefined,
+    createdTo: filter?.createdTo ?? undefined,
+    channelBookingNumber: filter?.channelBookingNumber ?? undefined,
+  };
+  return keysetConnection(page, bookingWindow(ctx, filters, FILTER_NAMES), bookingCursor);
+}
+
+const BOOKINGS_DESCRIPTION = "The channel's bookings, newest first (REST: GET /channel/v1/bookings)";
+
+builder.objectField(Channel, 'bookings', (t) =>
+  t.connection(
+    {
+      type: BookingRef,
+      nullable: true,
+      description: `${BOOKINGS_DESCRIPTION}; scope reservations:read`,
+      authScopes: operationScopes('bookings.list'),
+      args: { filter: t.arg({ type: BookingFilter }) },
+      validate: { schema: listArgs },
+      resolve: (_channel, args, ctx) => bookingPage(ctx, args),
     },
-    validate: { schema: listArgs },
-    resolve: (_root, { filter, page, perPage }, ctx) =>
-      listBookings(
-        ctx,
-        {
-          status: filter?.status ?? undefined,
-          checkinFrom: filter?.checkinFrom ?? undefined,
-          checkinTo: filter?.checkinTo ?? undefined,
-          createdFrom: filter?.createdFrom ?? undefined,
-          createdTo: filter?.createdTo ?? undefined,
-          channelBookingNumber: filter?.channelBookingNumber ?? undefined,
-          page,
-          perPage,
-        },
-        FILTER_NAMES,
-      ),
-  }),
+    BookingConnection,
+  ),
+);
+
+builder.queryFields((t) => ({
+  bookings: t.connection(
+    {
+      type: BookingRef,
+      description: BOOKINGS_DESCRIPTION,
+      authScopes: operationScopes('bookings.list'),
+      args: { filter: t.arg({ type: BookingFilter }) },
+      validate: { schema: listArgs },
+      resolve: (_root, args, ctx) => bookingPage(ctx, args),
+    },
+    BookingConnection,
+  ),
   booking: t.field({
     type: BookingRef,
     nullable: true,
-    description: "One booking, or null when the channel has none with this id (REST: GET /channel/v1/bookings/{id})",
+    description: "One booking by its bookingId or global id, or null when the channel has none (REST: GET /channel/v1/bookings/{id})",
     authScopes: operationScopes('booking.read'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id: bookingId }) },
-    resolve: (_root, args, ctx) => orNull(getBooking(ctx, String(args.id))),
+    resolve: (_root, args, ctx) => orNull(getBooking(ctx, args.id)),
   }),
   cancellationQuote: t.field({
     type: CancellationQuoteRef,
@@ -294,7 +225,7 @@ builder.queryFields((t) => ({
     authScopes: operationScopes('booking.cancellationQuote'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id: bookingId }) },
-    resolve: (_root, args, ctx) => orNull(cancellationQuote(ctx, String(args.id))),
+    resolve: (_root, args, ctx) => orNull(cancellationQuote(ctx, args.id)),
   }),
 }));
 
@@ -330,7 +261,7 @@ builder.mutationFields((t) => ({
       result: { name: 'UpdateBookingSuccess' },
       dataField: { name: 'booking' },
     },
-    resolve: (_root, args, ctx) => updateBooking(ctx, String(args.id), args.input as z.infer<typeof updateArgs>['input']),
+    resolve: (_root, args, ctx) => updateBooking(ctx, args.id, args.input as z.infer<typeof updateArgs>['input']),
   }),
   cancelBooking: t.field({
     type: BookingRef,
@@ -348,6 +279,6 @@ builder.mutationFields((t) => ({
       result: { name: 'CancelBookingSuccess' },
       dataField: { name: 'booking' },
     },
-    resolve: (_root, args, ctx) => cancelBooking(ctx, String(args.id)),
+    resolve: (_root, args, ctx) => cancelBooking(ctx, args.id),
   }),
 }));

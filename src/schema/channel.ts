@@ -2,9 +2,15 @@ import { z } from 'zod';
 import { CURRENCIES, principalOf } from '../services/kernel/index.js';
 import { channelRules, getChannel, updateChannel, type ChannelProfile } from '../services/channels/index.js';
 import { builder } from './builder.js';
+import { serviceEnum } from './enums.js';
 import { operationScopes } from '../services/access/index.js';
 
-const Tier = builder.enumType('ChannelTier', { values: ['sandbox', 'starter'] as const });
+/**
+ * The channel of the credential: its profile, and the edges that fill a partner's dashboard in
+ * one query (Channel.bookings, Channel.webhooks and Channel.app, defined beside their types).
+ */
+
+const Tier = serviceEnum('ChannelTier', ['sandbox', 'starter'] as const);
 
 const RateLimit = builder.objectRef<ChannelProfile['rateLimit']>('RateLimit').implement({
   description: 'Requests per minute allowed to this channel in each environment',

@@ -21,10 +21,10 @@ export function graphqlNames<K extends string>(prefix: string, keys: readonly K[
   return Object.fromEntries(keys.map((key) => [key, graphqlField(prefix, key)])) as Record<K, string>;
 }
 
-/** A service call whose ValidationError fields are renamed for GraphQL under `prefix` (graphqlField). */
-export async function withGraphQLFields<T>(prefix: string, promise: Promise<T>): Promise<T> {
+/** A service call (its promise, or a function making it) whose ValidationError fields are renamed for GraphQL under `prefix` (graphqlField). */
+export async function withGraphQLFields<T>(prefix: string, work: Promise<T> | (() => T | Promise<T>)): Promise<T> {
   try {
-    return await promise;
+    return await (typeof work === 'function' ? work() : work);
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     const { fields } = error.details as { fields: FieldIssue[] };

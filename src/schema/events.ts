@@ -3,11 +3,10 @@ import { principalOf, ServiceUnavailableError, SubscriptionLimitError, Unauthori
 import type { RequestContext } from '../context.js';
 import { authenticate, operationScopes } from '../services/access/index.js';
 import { holding } from '../events/subscriptionSlots.js';
-import { fromBookingRecord } from '../services/bookings/index.js';
 import type { BookingEventMessage } from '../services/webhooks/index.js';
-import { BookingRef } from './bookings.js';
+import { clearAllDataLoaders } from '@pothos/plugin-dataloader';
+import { BookingEventRef, BookingEventTypeEnum } from './bookingTypes.js';
 import { builder } from './builder.js';
-import { BookingEventTypeEnum } from './webhooks.js';
 
 /**
  * Subscription.bookingEvents (docs/spec/DECISIONS.md, GraphQL): the live booking events of the subscriber's
@@ -17,16 +16,6 @@ import { BookingEventTypeEnum } from './webhooks.js';
  * the order they happened. Live only: a subscriber that was not connected misses events, which
  * webhooks (with retries) and GET /bookings do not.
  */
-
-const BookingEventRef = builder.objectRef<BookingEventMessage>('BookingEvent').implement({
-  description: 'A booking event (spec §6) with the booking as it was when the event happened',
-  fields: (t) => ({
-    id: t.exposeID('id', { description: 'Unique per event; the same event never comes twice on one subscription' }),
-    type: t.field({ type: BookingEventTypeEnum, resolve: (e) => e.type as typeof BookingEventTypeEnum.$inferType }),
-    occurredAt: t.field({ type: 'DateTime', resolve: (e) => new Date(e.occurredAt) }),
-    booking: t.field({ type: BookingRef, resolve: (e) => fromBookingRecord(e.booking) }),
-  }),
-});
 
 /** What a subscription yields when its credential stopped being good: the resolver reports it, then it ends. */
 const REVOKED = Symbol('revoked');
@@ -108,6 +97,10 @@ builder.subscriptionField('bookingEvents', (t) =>
       });
     },
     resolve: (event, _args, ctx) => {
+      // Each event is answered afresh: what the edges of its booking load (the property, the
+      // reservation, the quote) is read for this event, not remembered from an earlier one.
+      clearAllDataLoaders(ctx);
+      ctx.loaders.property.clearAll();
       if (event === REVOKED) throw new UnauthorizedError('The credential of this subscription is no longer valid; subscribe again');
       if (event === LOST) {
         const { maxPerChannel } = ctx.deps.config.subscriptions;

@@ -2,9 +2,11 @@ import { z } from 'zod';
 import { InsufficientBalanceError, PriceChangedError, SoldOutError, VISIBLE_STATUSES } from '../services/bookings/index.js';
 import { ModificationNotAllowedError, modifyBookingDates, modifyDatesRules, type DatesChange } from '../services/reservations/index.js';
 import { builder } from './builder.js';
+import { serviceEnum } from './enums.js';
 import { graphqlNames } from './errors.js';
 import { DomainError } from './bookingErrors.js';
-import { BookingRef, BookingStatus } from './bookings.js';
+import { BookingRef, BookingStatus } from './bookingTypes.js';
+import { idArgument } from './node.js';
 import { PolicyRef, PricingRef } from './search.js';
 import { operationScopes } from '../services/access/index.js';
 
@@ -21,10 +23,10 @@ const DatesChangeRef = builder.objectRef<DatesChange>('BookingDatesChange').impl
     preview: t.exposeBoolean('preview', { description: 'True: nothing was changed' }),
     modificationId: t.exposeID('modificationId', { nullable: true, description: 'The id of the change made; null on a preview' }),
     booking: t.field({ type: BookingRef, description: 'The booking: as it is (preview), or with the new dates (commit)', resolve: (d) => d.booking }),
-    previousCheckin: t.exposeString('previousCheckin', { description: 'YYYY-MM-DD' }),
-    previousCheckout: t.exposeString('previousCheckout', { description: 'YYYY-MM-DD' }),
-    checkin: t.exposeString('checkin', { description: 'The new check-in date' }),
-    checkout: t.exposeString('checkout', { description: 'The new check-out date' }),
+    previousCheckin: t.expose('previousCheckin', { type: 'Date' }),
+    previousCheckout: t.expose('previousCheckout', { type: 'Date' }),
+    checkin: t.expose('checkin', { type: 'Date', description: 'The new check-in date' }),
+    checkout: t.expose('checkout', { type: 'Date', description: 'The new check-out date' }),
     nights: t.exposeInt('nights'),
     pricing: t.field({ type: PricingRef, description: "The new stay, in the booking's request currency and in KRW as billed", resolve: (d) => d.pricing }),
     oldTotal: t.expose('oldTotal', { type: 'Money', description: 'KRW' }),
@@ -48,9 +50,13 @@ const DatesChangeRef = builder.objectRef<DatesChange>('BookingDatesChange').impl
   }),
 });
 
-const NotAllowedReason = builder.enumType('ModificationNotAllowedReason', {
-  values: ['not_confirmed', 'checked_in', 'check_in_day_reached', 'free_change_period_ended', 'multi_room'] as const,
-});
+const NotAllowedReason = serviceEnum('ModificationNotAllowedReason', [
+  'not_confirmed',
+  'checked_in',
+  'check_in_day_reached',
+  'free_change_period_ended',
+  'multi_room',
+] as const);
 
 builder.objectType(ModificationNotAllowedError, {
   name: 'ModificationNotAllowedError',
@@ -59,7 +65,7 @@ builder.objectType(ModificationNotAllowedError, {
     'reached, free cancellation over, or one of several live rooms of its reservation). Nothing was changed',
   interfaces: [DomainError],
   fields: (t) => ({
-    bookingId: t.id({ resolve: (e) => String(e.details?.booking_id ?? '') }),
+    bookingId: t.id({ description: 'Its bookingId (REST id)', resolve: (e) => String(e.details?.booking_id ?? '') }),
     status: t.field({
       type: BookingStatus,
       resolve: (e) => {
@@ -75,8 +81,8 @@ builder.objectType(ModificationNotAllowedError, {
 const ModifyBookingDatesInput = builder.inputType('ModifyBookingDatesInput', {
   description: 'New dates for a booking (REST: POST /channel/v1/reservations/{id}/modify-dates); occupancy, room and rate stay',
   fields: (t) => ({
-    checkin: t.string({ required: true, description: 'YYYY-MM-DD, from today at the property' }),
-    checkout: t.string({ required: true, description: 'YYYY-MM-DD, 1 to 30 nights after checkin' }),
+    checkin: t.field({ type: 'Date', required: true, description: 'From today at the property' }),
+    checkout: t.field({ type: 'Date', required: true, description: '1 to 30 nights after checkin' }),
     preview: t.boolean({ description: 'True: only say what the change would be (default false: make it)' }),
     saleAmount: t.field({
       type: 'Money',
@@ -89,7 +95,7 @@ const ModifyBookingDatesInput = builder.inputType('ModifyBookingDatesInput', {
 });
 
 const modifyArgs = z.object({
-  id: z.string().min(1).max(64),
+  id: idArgument('Booking'),
   input: z.object({
     checkin: modifyDatesRules.checkin,
     checkout: modifyDatesRules.checkout,
@@ -112,7 +118,7 @@ builder.mutationFields((t) => ({
       'stay is re-priced by the provider; in production the difference is charged from the balance or refunded to it; the ' +
       'booking takes saleAmount (the one given, else cleared when the total changes); reservation.modified is sent. The id ' +
       'names one booking and only that booking changes (never another room of its reservation). It must be confirmed, ' +
-      'before its check-in day, cancellable free of charge and the only live room of its reservation (else multi_room: ' +
+      'before its check-in day, cancellable free of charge and the only live room of its reservation (else MULTI_ROOM: ' +
       'moving it alone would split the stay); a booking made for several rooms (one book token) changes as a whole. A provider ' +
       'failure is a top-level UPSTREAM_ERROR and changes nothing',
     authScopes: operationScopes('reservation.modifyDates'),
@@ -127,7 +133,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, { id, input }, ctx) =>
       modifyBookingDates(
         ctx,
-        String(id),
+        id,
         { checkin: input.checkin, checkout: input.checkout, preview: input.preview ?? false, saleAmount: input.saleAmount ?? undefined },
         graphqlNames('input', ['checkin', 'checkout']),
       ),

@@ -1,28 +1,58 @@
 import { z } from 'zod';
-import { listProperties, ratePlansOf, type BedGroup, type Property, type RatePlan, type RoomType } from '../services/catalog/index.js';
+import { findRoomType, propertyWindow, ratePlansOf, type BedGroup, type Property, type RatePlan, type RoomType } from '../services/catalog/index.js';
 import { searchRules } from '../services/search/index.js';
-import { builder } from './builder.js';
-import { operationScopes } from '../services/access/index.js';
 import { CANCELLATION_POLICY_TYPES, MEAL_PLANS } from '../services/kernel/index.js';
+import { operationScopes } from '../services/access/index.js';
+import type { RequestContext } from '../context.js';
+import { builder } from './builder.js';
+import { arrayConnection, forwardConnectionArgs, PAGE_SIZE } from './connections.js';
+import { serviceEnum } from './enums.js';
+import { compositeKey, idArgument, keyParts, MAX_NODE_IDS } from './node.js';
 
 /**
- * Property content. Room types and rate plans are fields of the property (scope roomtypes:read);
- * properties are loaded through the request's DataLoader, so a query for many properties with
- * their room types makes one batched provider call, never one per property.
+ * Property content: Property, RoomType and RatePlan, each a Node. Room types and rate plans are
+ * fields of the property (scope roomtypes:read); properties load through the request's catalog
+ * DataLoader, so a query for many properties, or for the properties of many bookings, makes one
+ * batched provider call (or none, from the content cache), never one per property.
+ *
+ * A field that needs a scope of its own is nullable: without the scope it is null with an
+ * INSUFFICIENT_SCOPE error at its path, and the rest of the answer stands.
  */
 
-export const MealPlan = builder.enumType('MealPlan', { values: MEAL_PLANS });
-export const CancellationPolicyType = builder.enumType('CancellationPolicyType', {
-  values: CANCELLATION_POLICY_TYPES,
-});
+export const MealPlan = serviceEnum('MealPlan', MEAL_PLANS);
+export const CancellationPolicyType = serviceEnum('CancellationPolicyType', CANCELLATION_POLICY_TYPES);
+
+export const PropertyRef = builder.objectRef<Property>('Property');
+export const RoomTypeRef = builder.objectRef<RoomType>('RoomType');
+export const RatePlanRef = builder.objectRef<RatePlan>('RatePlan');
+
+/** The properties of these ids (keys of Property nodes, REST ids), null for one the catalog has not or that is no id. */
+async function propertiesOf(ctx: RequestContext, ids: readonly string[]): Promise<(Property | null)[]> {
+  const parsed = ids.map((id) => (/^[1-9]\d{0,9}$/.test(id) ? Number(id) : null));
+  const found = await ctx.loaders.property.loadMany(parsed.filter((id): id is number => id !== null));
+  const failed = found.find((p) => p instanceof Error);
+  if (failed) throw failed;
+  const byId = new Map((found as (Property | null)[]).filter((p): p is Property => p !== null).map((p) => [p.id, p]));
+  return parsed.map((id) => (id === null ? null : (byId.get(id) ?? null)));
+}
 
 const BedGroupRef = builder.objectRef<BedGroup>('BedGroup').implement({
   fields: (t) => ({ id: t.exposeString('id'), description: t.exposeString('description') }),
 });
 
-export const RatePlanRef = builder.objectRef<RatePlan>('RatePlan').implement({
+builder.node(RatePlanRef, {
+  description: 'A rate plan of a room type (REST: GET /channel/v1/properties/{id}/rateplans)',
+  id: { resolve: (p) => compositeKey(p.propertyId, p.roomtypeId, p.id) },
+  loadMany: async (keys: string[], ctx: RequestContext) => {
+    const parts = keys.map((key) => keyParts(key, 3));
+    const properties = await propertiesOf(ctx, parts.map((p) => p?.[0] ?? ''));
+    return parts.map((p, i) => {
+      const room = p ? properties[i]?.roomTypes.find((r) => r.id === p[1]) : undefined;
+      return room?.ratePlans.find((plan) => plan.id === p![2]) ?? null;
+    });
+  },
   fields: (t) => ({
-    id: t.exposeString('id'),
+    rateplanId: t.exposeString('id', { description: 'The rate plan id REST uses (rateplan_id)' }),
     roomtypeId: t.exposeString('roomtypeId'),
     name: t.exposeString('name'),
     mealPlan: t.field({ type: MealPlan, resolve: (p) => p.mealPlan }),
@@ -31,10 +61,24 @@ export const RatePlanRef = builder.objectRef<RatePlan>('RatePlan').implement({
   }),
 });
 
-export const RoomTypeRef = builder.objectRef<RoomType>('RoomType').implement({
+builder.node(RoomTypeRef, {
+  description: 'A room type of a property (REST: GET /channel/v1/properties/{id}/roomtypes)',
+  id: { resolve: (r) => compositeKey(r.propertyId, r.id) },
+  loadMany: async (keys: string[], ctx: RequestContext) => {
+    const parts = keys.map((key) => keyParts(key, 2));
+    const properties = await propertiesOf(ctx, parts.map((p) => p?.[0] ?? ''));
+    return parts.map((p, i) => (p && properties[i]?.roomTypes.find((r) => r.id === p[1])) ?? null);
+  },
   fields: (t) => ({
-    id: t.exposeString('id'),
+    roomtypeId: t.exposeString('id', { description: 'The room type id REST uses (roomtype_id)' }),
     propertyId: t.exposeInt('propertyId'),
+    property: t.field({
+      type: PropertyRef,
+      nullable: true,
+      description: 'The property (scope properties:read)',
+      authScopes: operationScopes('property.read'),
+      resolve: (r, _args, ctx) => ctx.loaders.property.load(r.propertyId),
+    }),
     name: t.exposeString('name'),
     maxOccupancy: t.exposeInt('maxOccupancy'),
     bedGroups: t.field({ type: [BedGroupRef], resolve: (r) => r.bedGroups }),
@@ -42,10 +86,12 @@ export const RoomTypeRef = builder.objectRef<RoomType>('RoomType').implement({
   }),
 });
 
-export const PropertyRef = builder.objectRef<Property>('Property').implement({
-  description: 'A lodging property of the catalog',
+builder.node(PropertyRef, {
+  description: 'A lodging property of the catalog (REST: GET /channel/v1/properties/{id})',
+  id: { resolve: (p) => p.id },
+  loadMany: (keys: string[], ctx: RequestContext) => propertiesOf(ctx, keys),
   fields: (t) => ({
-    id: t.exposeInt('id'),
+    propertyId: t.exposeInt('id', { description: 'The property id REST uses: an integer in v1, its decimal string in v2' }),
     name: t.exposeString('name'),
     city: t.exposeString('city'),
     country: t.exposeString('country', { description: 'ISO 3166-1 alpha-2' }),
@@ -57,72 +103,86 @@ export const PropertyRef = builder.objectRef<Property>('Property').implement({
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     roomTypes: t.field({
       type: [RoomTypeRef],
-      description: 'REST: GET /channel/v1/properties/{id}/roomtypes',
+      nullable: true,
+      description: 'REST: GET /channel/v1/properties/{id}/roomtypes (scope roomtypes:read)',
       authScopes: operationScopes('property.roomTypes'),
       resolve: (p) => p.roomTypes,
     }),
     ratePlans: t.field({
       type: [RatePlanRef],
-      description: 'REST: GET /channel/v1/properties/{id}/rateplans',
+      nullable: true,
+      description: 'REST: GET /channel/v1/properties/{id}/rateplans (scope roomtypes:read); an unknown roomtypeId is a NOT_FOUND error',
       authScopes: operationScopes('property.ratePlans'),
-      args: { roomtypeId: t.arg.string() },
-      resolve: (p, args) => ratePlansOf(p, args.roomtypeId ?? undefined),
+      args: { roomtypeId: t.arg.id({ description: 'Only this room type: its roomtypeId, or its global id' }) },
+      validate: { schema: z.object({ roomtypeId: idArgument('RoomType').nullish() }) },
+      resolve: (p, args) => {
+        if (args.roomtypeId === undefined || args.roomtypeId === null) return ratePlansOf(p);
+        // A RoomType global id's key is "<propertyId>:<roomtypeId>"; a REST id is the room type id itself.
+        const parts = keyParts(args.roomtypeId, 2);
+        const roomtypeId = parts && parts[0] === String(p.id) ? parts[1]! : args.roomtypeId;
+        return findRoomType(p, roomtypeId).ratePlans;
+      },
     }),
   }),
 });
 
-const PropertyPage = builder
-  .objectRef<{ nodes: Property[]; endCursor: string | null }>('PropertyPage')
-  .implement({
-    description: 'A page of properties in id order; pass endCursor as `after` for the next',
-    fields: (t) => ({
-      nodes: t.field({ type: [PropertyRef], resolve: (p) => p.nodes }),
-      endCursor: t.exposeString('endCursor', { nullable: true }),
-      hasNextPage: t.boolean({ resolve: (p) => p.endCursor !== null }),
-    }),
-  });
+const PropertyConnection = builder.connectionObject({
+  type: PropertyRef,
+  name: 'PropertyConnection',
+  description: 'Properties in id order (the catalog), or the ones asked for by id in the order given',
+});
 
 const propertiesArgs = z.object({
   ids: searchRules.propertyIds.nullish(),
-  first: z.int().min(1).max(100).nullish(),
-  after: z.string().max(200).nullish(),
   updatedSince: z.date().nullish(),
+  ...forwardConnectionArgs,
+  // The provider serves no empty page.
+  first: z.int().min(1).max(PAGE_SIZE.max).nullish(),
 });
 
 builder.queryFields((t) => ({
   property: t.field({
     type: PropertyRef,
     nullable: true,
-    description: 'One property, or null when there is none (REST: GET /channel/v1/properties/{id})',
+    description: 'One property by its propertyId or global id, or null when there is none (REST: GET /channel/v1/properties/{id})',
     authScopes: operationScopes('property.read'),
-    args: { id: t.arg.int({ required: true }) },
-    validate: { schema: z.object({ id: searchRules.propertyId }) },
-    resolve: (_root, args, ctx) => ctx.loaders.property.load(args.id),
+    args: { id: t.arg.id({ required: true }) },
+    validate: { schema: z.object({ id: idArgument('Property') }) },
+    resolve: async (_root, args, ctx) => (await propertiesOf(ctx, [args.id]))[0] ?? null,
   }),
   properties: t.field({
-    type: PropertyPage,
-    description: 'Properties by id (at most 100, in the order given, unknown ids left out), or the catalog page by page',
+    type: PropertyConnection,
+    description:
+      `The catalog in id order, page by page (first: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; forward only), or ` +
+      `with ids the properties of those ids (at most ${MAX_NODE_IDS}; unknown ids left out) in the order given`,
     authScopes: operationScopes('properties.list'),
     args: {
       ids: t.arg.intList(),
-      first: t.arg.int({ description: '1 to 100, default 20' }),
-      after: t.arg.string(),
-      updatedSince: t.arg({ type: 'DateTime' }),
+      updatedSince: t.arg({ type: 'DateTime', description: 'Only properties changed since then' }),
+      first: t.arg.int({ description: `Properties after \`after\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}` }),
+      after: t.arg.string({ description: 'The endCursor (or an edge cursor) of the page before' }),
     },
     validate: { schema: propertiesArgs },
     resolve: async (_root, args, ctx) => {
       if (args.ids) {
-        const found = await ctx.loaders.property.loadMany(args.ids);
-        const failed = found.find((p) => p instanceof Error);
-        if (failed) throw failed;
-        return { nodes: found.filter((p): p is Property => p !== null), endCursor: null };
+        const found = await propertiesOf(ctx, args.ids.map(String));
+        return arrayConnection(args, found.filter((p): p is Property => p !== null));
       }
-      const page = await listProperties(
+      const window = await propertyWindow(
         ctx,
-        { pageToken: args.after ?? undefined, limit: args.first ?? 20, updatedSince: args.updatedSince ?? undefined },
-        { tokens: 'cursor', names: { pageToken: 'after' } },
+        { after: args.after ?? undefined, first: args.first ?? PAGE_SIZE.default, updatedSince: args.updatedSince ?? undefined },
+        { after: 'after' },
       );
-      return { nodes: page.properties, endCursor: page.nextPageToken };
+      const edges = window.items.map(({ cursor, property }) => ({ cursor, node: property }));
+      return {
+        edges,
+        pageInfo: {
+          hasNextPage: window.hasNextPage,
+          hasPreviousPage: args.after != null,
+          startCursor: edges[0]?.cursor ?? null,
+          endCursor: edges.at(-1)?.cursor ?? args.after ?? null,
+        },
+      };
     },
   }),
 }));

@@ -1,14 +1,26 @@
 import { dateOnly, VISIBLE_STATUSES, type Booking } from '../services/bookings/index.js';
-import { cancelledTotals, policyOf, reservationStatus, reservationView, type ReservationCancellation, type ReservationView } from '../services/reservations/index.js';
-import type { Page } from '../services/search/index.js';
+import {
+  cancelledTotals,
+  getReservations,
+  policyOf,
+  reservationStatus,
+  reservationView,
+  type ReservationCancellation,
+  type ReservationView,
+} from '../services/reservations/index.js';
+import { operationScopes } from '../services/access/index.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';
+import type { RequestContext } from '../context.js';
 import { builder } from './builder.js';
-import { BookingRef, BookingStatus } from './bookings.js';
-import { PaginationRef, PolicyRef } from './search.js';
+import { BookingRef, BookingStatus, currentBooking } from './bookingTypes.js';
+import { countOf } from './connections.js';
+import { PropertyRef } from './properties.js';
+import { PolicyRef } from './search.js';
 
 /**
- * The output types of reservations (docs/spec/channel-api.md §4.8), from the service's ReservationView; their root
- * fields are in src/schema/reservations.ts.
+ * The output types of reservations (docs/spec/channel-api.md §4.8), from the service's ReservationView: Reservation
+ * is a Node, and a booking's reservation an edge of Booking; their root fields are in
+ * src/schema/reservations.ts.
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -62,8 +74,8 @@ const ReservationRoomRef = builder.objectRef<Booking>('ReservationRoom').impleme
     roomType: t.exposeString('roomType', { nullable: true }),
     rateplanId: t.exposeString('rateplanId'),
     ratePlan: t.exposeString('ratePlan', { nullable: true }),
-    checkIn: t.string({ description: 'YYYY-MM-DD', resolve: (b) => dateOnly(b.checkin) }),
-    checkOut: t.string({ description: 'YYYY-MM-DD', resolve: (b) => dateOnly(b.checkout) }),
+    checkIn: t.field({ type: 'Date', resolve: (b) => dateOnly(b.checkin) }),
+    checkOut: t.field({ type: 'Date', resolve: (b) => dateOnly(b.checkout) }),
     roomCount: t.int({ description: 'Rooms this booking holds: 1, except a v1 booking made for several rooms', resolve: (b) => occupancyOf(b).length }),
     adults: t.exposeInt('guestsAdult'),
     children: t.exposeInt('guestsChild'),
@@ -92,28 +104,41 @@ const ReservationPriceRef = builder.objectRef<ReservationView['totals']>('Reserv
   }),
 });
 
-export const ReservationRef = builder.objectRef<ReservationView>('Reservation').implement({
+export const ReservationRef = builder.loadableNodeRef('Reservation', {
+  id: { resolve: (r: ReservationView) => r.id },
+  load: async (ids: string[], ctx: RequestContext) => (await getReservations(ctx, ids)).map((r) => r && reservationView(r)),
+});
+
+ReservationRef.implement({
   description:
     'A reservation (REST: GET /channel/v1/reservations/{id}): one or several rooms booked together, one booking each, ' +
-    'sharing one confirmation number. Its id is the booking id of its first room',
+    'sharing one confirmation number. Its reservationId is the bookingId of its first room',
   fields: (t) => ({
-    id: t.exposeID('id'),
+    reservationId: t.exposeID('id', { description: 'The reservation id REST uses: the bookingId of its first room' }),
     confirmationNumber: t.exposeString('confirmationNumber', { description: 'Shared by every room' }),
     status: t.field({
       type: BookingStatus,
       description:
         "The rooms' status when they agree (rooms cancelled while others remain do not count); otherwise the first of " +
-        'pending, confirmed, cancelling, checked_in, checked_out, no_show',
+        'PENDING, CONFIRMED, CANCELLING, CHECKED_IN, CHECKED_OUT, NO_SHOW',
       resolve: (r) => r.status,
     }),
     propertyId: t.exposeInt('propertyId'),
+    property: t.field({
+      type: PropertyRef,
+      nullable: true,
+      description: 'The property with its content (scope properties:read)',
+      authScopes: operationScopes('property.read'),
+      resolve: (r, _args, ctx) => ctx.loaders.property.load(r.propertyId),
+    }),
     propertyName: t.exposeString('propertyName', { nullable: true }),
-    checkIn: t.string({ description: 'YYYY-MM-DD', resolve: (r) => dateOnly(r.checkin) }),
-    checkOut: t.string({ description: 'YYYY-MM-DD', resolve: (r) => dateOnly(r.checkout) }),
+    checkIn: t.field({ type: 'Date', resolve: (r) => dateOnly(r.checkin) }),
+    checkOut: t.field({ type: 'Date', resolve: (r) => dateOnly(r.checkout) }),
     adults: t.exposeInt('adults', { description: 'Every room together' }),
     children: t.exposeInt('children'),
     guest: t.field({ type: ReservationGuestRef, resolve: (r) => r.guest }),
     rooms: t.field({ type: [ReservationRoomRef], resolve: (r) => r.rooms }),
+    bookings: t.field({ type: [BookingRef], description: 'The booking of each room, in room order', resolve: (r) => r.rooms }),
     price: t.field({ type: ReservationPriceRef, resolve: (r) => r.totals }),
     cancellationPolicy: t.field({
       type: PolicyRef,
@@ -128,11 +153,22 @@ export const ReservationRef = builder.objectRef<ReservationView>('Reservation').
   }),
 });
 
-export const ReservationPageRef = builder.objectRef<Page<ReservationView>>('ReservationPage').implement({
-  description: 'A page of reservations, newest first',
+builder.objectField(BookingRef, 'reservation', (t) =>
+  t.field({
+    type: ReservationRef,
+    nullable: true,
+    description: 'The reservation the booking is a room of (scope reservations:read); every booking belongs to one',
+    authScopes: operationScopes('reservation.read'),
+    resolve: async (b, _args, ctx) => (await currentBooking(ctx, b))?.itineraryId ?? null,
+  }),
+);
+
+export const ReservationConnection = builder.connectionObject({
+  type: ReservationRef,
+  name: 'ReservationConnection',
+  description: 'Reservations, newest first',
   fields: (t) => ({
-    items: t.field({ type: [ReservationRef], resolve: (p) => p.items }),
-    pagination: t.field({ type: PaginationRef, resolve: (p) => p }),
+    totalCount: t.int({ description: 'Reservations the filter matches (counted only when asked for)', resolve: (c) => countOf(c) }),
   }),
 });
 

@@ -1,11 +1,23 @@
 import { z } from 'zod';
 import { AlreadyCancelledError, BookTokenError, InsufficientBalanceError, NotCancellableError, NotModifiableError, PriceChangedError, SoldOutError } from '../services/bookings/index.js';
-import { cancelReservation, createReservation, getReservation, listReservations, reservationRules as rules, reservationView, updateReservation } from '../services/reservations/index.js';
+import {
+  cancelReservation,
+  createReservation,
+  getReservation,
+  reservationCursor,
+  reservationRules as rules,
+  reservationView,
+  reservationWindow,
+  updateReservation,
+  type ReservationView,
+} from '../services/reservations/index.js';
 import { builder } from './builder.js';
+import { connectionArgs, keysetConnection } from './connections.js';
 import { withGraphQLFields } from './errors.js';
+import { idArgument } from './node.js';
 import { orNull } from './orNull.js';
 import { Currency } from './search.js';
-import { ReservationCancellationRef, ReservationPageRef, ReservationRef } from './reservationTypes.js';
+import { ReservationCancellationRef, ReservationConnection, ReservationRef } from './reservationTypes.js';
 import { operationScopes } from '../services/access/index.js';
 
 /**
@@ -31,8 +43,8 @@ const ReservationFilter = builder.inputType('ReservationFilter', {
   fields: (t) => ({
     confirmationNumber: t.string({ description: 'Exact, in any case' }),
     guestEmail: t.string({ description: "The guest's e-mail, compared case-insensitively" }),
-    checkInFrom: t.string({ description: 'YYYY-MM-DD: check-in on or after' }),
-    checkInTo: t.string({ description: 'YYYY-MM-DD: check-in on or before' }),
+    checkInFrom: t.field({ type: 'Date', description: 'Check-in on or after' }),
+    checkInTo: t.field({ type: 'Date', description: 'Check-in on or before' }),
   }),
 });
 
@@ -72,8 +84,8 @@ const CreateReservationInput = builder.inputType('CreateReservationInput', {
   fields: (t) => ({
     bookToken: t.string({ description: 'From priceCheck; single use' }),
     propertyId: t.int(),
-    checkIn: t.string({ description: 'YYYY-MM-DD' }),
-    checkOut: t.string({ description: 'YYYY-MM-DD' }),
+    checkIn: t.field({ type: 'Date' }),
+    checkOut: t.field({ type: 'Date' }),
     roomtypeId: t.string({ description: 'One room, or the default of each room in rooms' }),
     rateplanId: t.string(),
     adults: t.int({ description: 'The party of a one-room reservation (without rooms)' }),
@@ -126,9 +138,11 @@ const listArgs = z.object({
       checkInTo: rules.date.nullish(),
     })
     .nullish(),
-  page: rules.page,
-  perPage: rules.perPage,
+  ...connectionArgs,
 });
+
+/** A reservation id argument: the reservationId (REST), the bookingId of any of its rooms, or the global id of either. */
+const reservationId = idArgument('Reservation', 'Booking');
 
 const roomInput = z.object({
   roomtypeId: optional(rules.roomtypeId),
@@ -166,7 +180,7 @@ const createArgs = z.object({
 });
 
 const updateArgs = z.object({
-  id: rules.id,
+  id: reservationId,
   input: z
     .object({
       guest: optional(
@@ -186,7 +200,11 @@ const updateArgs = z.object({
     .refine((v) => Object.values(v).some((x) => x !== undefined), 'give at least one field to change'),
 });
 
-const cancelArgs = z.object({ id: rules.id, roomIds: optional(rules.roomIds) });
+const cancelArgs = z.object({
+  id: reservationId,
+  // Each room by its bookingId or the Booking's global id, under the service's own rule (roomIds).
+  roomIds: optional(z.array(idArgument('Booking')).pipe(rules.roomIds)),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Root fields
@@ -196,43 +214,40 @@ builder.queryFields((t) => ({
     type: ReservationRef,
     nullable: true,
     description:
-      "One reservation by its id (or the booking id of any of its rooms), or null when the channel has none with this id " +
-      '(REST: GET /channel/v1/reservations/{id})',
+      'One reservation by its reservationId, the bookingId of any of its rooms, or the global id of either; null when ' +
+      'the channel has none (REST: GET /channel/v1/reservations/{id})',
     authScopes: operationScopes('reservation.read'),
     args: { id: t.arg.id({ required: true }) },
-    validate: { schema: z.object({ id: rules.id }) },
+    validate: { schema: z.object({ id: reservationId }) },
     resolve: async (_root, args, ctx) => {
-      const found = await orNull(getReservation(ctx, String(args.id)));
+      const found = await orNull(getReservation(ctx, args.id));
       return found && reservationView(found);
     },
   }),
-  reservations: t.field({
-    type: ReservationPageRef,
-    description:
-      "The channel's reservations, newest first (REST: GET /channel/v1/reservations). Every booking belongs to one: a v1 " +
-      'booking is a reservation of one room, a v2 itinerary one too',
-    authScopes: operationScopes('reservations.list'),
-    args: {
-      filter: t.arg({ type: ReservationFilter }),
-      page: t.arg.int({ required: true, defaultValue: 1 }),
-      perPage: t.arg.int({ required: true, defaultValue: 20, description: '1 to 100' }),
+  reservations: t.connection(
+    {
+      type: ReservationRef,
+      description:
+        "The channel's reservations, newest first (REST: GET /channel/v1/reservations). Every booking belongs to one: a v1 " +
+        'booking is a reservation of one room, a v2 itinerary one too',
+      authScopes: operationScopes('reservations.list'),
+      args: { filter: t.arg({ type: ReservationFilter }) },
+      validate: { schema: listArgs },
+      resolve: async (_root, { filter, ...page }, ctx) => {
+        const list = await withGraphQLFields('filter', () =>
+          reservationWindow(ctx, {
+            confirmationNumber: filter?.confirmationNumber ?? undefined,
+            guestEmail: filter?.guestEmail ?? undefined,
+            checkInFrom: filter?.checkInFrom ?? undefined,
+            checkInTo: filter?.checkInTo ?? undefined,
+          }),
+        );
+        const views = { rows: async (window: Parameters<typeof list.rows>[0]) => (await list.rows(window)).map(reservationView), count: list.count };
+        return keysetConnection(page, views, (v: ReservationView) => reservationCursor({ id: v.id, confirmationNumber: v.confirmationNumber, bookings: v.rooms }));
+      },
     },
-    validate: { schema: listArgs },
-    resolve: async (_root, { filter, page, perPage }, ctx) => {
-      const found = await withGraphQLFields(
-        'filter',
-        listReservations(ctx, {
-          confirmationNumber: filter?.confirmationNumber ?? undefined,
-          guestEmail: filter?.guestEmail ?? undefined,
-          checkInFrom: filter?.checkInFrom ?? undefined,
-          checkInTo: filter?.checkInTo ?? undefined,
-          page,
-          perPage,
-        }),
-      );
-      return { ...found, items: found.items.map(reservationView) };
-    },
-  }),
+    ReservationConnection,
+  ),
 }));
 
 builder.mutationFields((t) => ({
@@ -274,7 +289,7 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, ctx) => {
       const input = args.input as z.infer<typeof updateArgs>['input'];
-      return reservationView(await updateReservation(ctx, String(args.id), input));
+      return reservationView(await updateReservation(ctx, args.id, input));
     },
   }),
   cancelReservation: t.field({
@@ -295,6 +310,6 @@ builder.mutationFields((t) => ({
       dataField: { name: 'cancellation' },
     },
     resolve: (_root, args, ctx) =>
-      withGraphQLFields('', cancelReservation(ctx, String(args.id), (args.roomIds as string[] | undefined | null) ?? undefined)),
+      withGraphQLFields('', cancelReservation(ctx, args.id, args.roomIds ?? undefined)),
   }),
 }));

@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import { CURRENCIES } from '../services/kernel/index.js';
 import {
+  batchRates,
   parseOccupancies,
   priceCheck,
   propertyAvailability,
-  searchAvailability,
+  searchAll,
   searchRates,
   searchRules,
   SORTS,
   type FieldNames,
   type NightLine,
-  type Page,
   type PriceCheckResult,
   type Pricing,
   type PropertyOffers,
@@ -20,16 +20,24 @@ import {
   type SearchItem,
 } from '../services/search/index.js';
 import type { RoomOccupancy } from '../upstream/protocol.js';
+import type { RequestContext } from '../context.js';
 import { builder } from './builder.js';
+import { arrayConnection, countOf, forwardConnectionArgs } from './connections.js';
+import { serviceEnum } from './enums.js';
 import { graphqlNames, STAY_FIELDS } from './errors.js';
 import { CancellationPolicyType, MealPlan, PropertyRef } from './properties.js';
 import { operationScopes } from '../services/access/index.js';
+import { INSTANCE_COST, type InstanceCost } from '../graphql/costField.js';
 
-/** Availability search: the GraphQL twins of GET /search/availability[/{id}] and /search/rates. */
+/**
+ * Availability search: the GraphQL twins of GET /search/availability[/{id}] and /search/rates,
+ * the price check, and a property's availability as an edge of the property (batched: the
+ * availability of a page of properties is one provider round trip, as batch rates make it).
+ */
 
 export const Currency = builder.enumType('SearchCurrency', { values: CURRENCIES });
-const SortBy = builder.enumType('SortBy', { values: SORTS });
-const PriceCheckStatus = builder.enumType('PriceCheckStatus', { values: ['matched', 'price_changed', 'sold_out'] as const });
+const SortBy = serviceEnum('SortBy', SORTS);
+const PriceCheckStatus = serviceEnum('PriceCheckStatus', ['matched', 'price_changed', 'sold_out'] as const);
 
 /** Errors across fields name the GraphQL input fields. */
 const NAMES: FieldNames = graphqlNames('input', STAY_FIELDS);
@@ -38,21 +46,11 @@ const RoomOccupancyRef = builder.objectRef<RoomOccupancy>('RoomOccupancy').imple
   fields: (t) => ({ adults: t.exposeInt('adults'), childrenAges: t.exposeIntList('children_ages') }),
 });
 
-export const PaginationRef = builder.objectRef<Page<unknown>>('Pagination').implement({
-  fields: (t) => ({
-    total: t.exposeInt('total'),
-    page: t.exposeInt('page'),
-    perPage: t.exposeInt('perPage'),
-    totalPages: t.exposeInt('totalPages'),
-    hasNext: t.exposeBoolean('hasNext'),
-  }),
-});
-
 const SearchContextRef = builder.objectRef<SearchContext>('SearchContext').implement({
   description: 'The request as the service understood it, defaults filled in',
   fields: (t) => ({
-    checkin: t.exposeString('checkin'),
-    checkout: t.exposeString('checkout'),
+    checkin: t.expose('checkin', { type: 'Date' }),
+    checkout: t.expose('checkout', { type: 'Date' }),
     nights: t.exposeInt('nights'),
     rooms: t.exposeInt('rooms'),
     adults: t.exposeInt('adults'),
@@ -65,14 +63,20 @@ const SearchContextRef = builder.objectRef<SearchContext>('SearchContext').imple
     priceMin: t.exposeFloat('priceMin', { nullable: true }),
     priceMax: t.exposeFloat('priceMax', { nullable: true }),
     sortBy: t.field({ type: SortBy, nullable: true, resolve: (s) => s.sortBy }),
-    page: t.exposeInt('page'),
-    perPage: t.exposeInt('perPage'),
   }),
 });
 
 const SearchItemRef = builder.objectRef<SearchItem>('SearchItem').implement({
+  description: 'A property of a search with its lowest price for the stay',
   fields: (t) => ({
     propertyId: t.exposeInt('propertyId'),
+    property: t.field({
+      type: PropertyRef,
+      nullable: true,
+      description: 'The property with its content (scope properties:read), batched with every other lookup of the request',
+      authScopes: operationScopes('property.read'),
+      resolve: (i, _args, ctx) => ctx.loaders.property.load(i.propertyId),
+    }),
     name: t.exposeString('name'),
     city: t.exposeString('city'),
     starRating: t.exposeFloat('starRating'),
@@ -83,15 +87,23 @@ const SearchItemRef = builder.objectRef<SearchItem>('SearchItem').implement({
   }),
 });
 
-const SearchResult = builder
-  .objectRef<{ context: SearchContext; page: Page<SearchItem> }>('AvailabilitySearchResult')
-  .implement({
-    fields: (t) => ({
-      items: t.field({ type: [SearchItemRef], resolve: (r) => r.page.items }),
-      searchContext: t.field({ type: SearchContextRef, resolve: (r) => r.context }),
-      pagination: t.field({ type: PaginationRef, resolve: (r) => r.page }),
+const SearchItemConnection = builder.connectionObject({
+  type: SearchItemRef,
+  name: 'SearchItemConnection',
+  description:
+    'The properties of a search, available first, then in the order asked for: a page of them (by position: a search ' +
+    'is made afresh on every request), with the search as the service understood it',
+  fields: (t) => ({
+    searchContext: t.field({
+      type: SearchContextRef,
+      resolve: (c) => (c as unknown as { searchContext: SearchContext }).searchContext,
     }),
-  });
+    totalCount: t.int({
+      description: 'Properties the search found (after the price filters)',
+      resolve: (c) => countOf(c),
+    }),
+  }),
+});
 
 export const PricingRef = builder.objectRef<Pricing>('Pricing').implement({
   description: 'Totals in the request currency, and what the channel is billed (KRW)',
@@ -107,7 +119,7 @@ export const PricingRef = builder.objectRef<Pricing>('Pricing').implement({
 
 const NightRef = builder.objectRef<NightLine>('NightPrice').implement({
   fields: (t) => ({
-    date: t.exposeString('date'),
+    date: t.expose('date', { type: 'Date' }),
     baseRate: t.expose('baseRate', { type: 'Money' }),
     taxAndServiceFee: t.expose('taxAndServiceFee', { type: 'Money' }),
   }),
@@ -147,8 +159,8 @@ const RoomOffersRef = builder.objectRef<RoomOffers>('RoomOffers').implement({
 export const PropertyOffersRef = builder.objectRef<PropertyOffers>('PropertyAvailability').implement({
   fields: (t) => ({
     property: t.field({ type: PropertyRef, resolve: (o) => o.property }),
-    checkin: t.string({ resolve: (o) => o.stay.checkin }),
-    checkout: t.string({ resolve: (o) => o.stay.checkout }),
+    checkin: t.field({ type: 'Date', resolve: (o) => o.stay.checkin }),
+    checkout: t.field({ type: 'Date', resolve: (o) => o.stay.checkout }),
     nights: t.int({ resolve: (o) => o.stay.nights }),
     occupancy: t.field({ type: [RoomOccupancyRef], resolve: (o) => o.stay.occupancy }),
     currency: t.field({ type: Currency, resolve: (o) => o.currency }),
@@ -157,9 +169,10 @@ export const PropertyOffersRef = builder.objectRef<PropertyOffers>('PropertyAvai
 });
 
 const AvailabilityInput = builder.inputType('AvailabilitySearchInput', {
+  description: 'A search of many properties (REST: the query of GET /channel/v1/search/availability); pages with first/after',
   fields: (t) => ({
-    checkin: t.string({ required: true, description: 'YYYY-MM-DD' }),
-    checkout: t.string({ required: true }),
+    checkin: t.field({ type: 'Date', required: true }),
+    checkout: t.field({ type: 'Date', required: true }),
     adults: t.int({ description: 'Not with occupancy' }),
     occupancy: t.stringList({ description: 'One per room: <adults> or <adults>-<age>,<age>' }),
     children: t.int(),
@@ -171,16 +184,14 @@ const AvailabilityInput = builder.inputType('AvailabilitySearchInput', {
     priceMin: t.float({ description: 'Per night, request currency' }),
     priceMax: t.float(),
     sortBy: t.field({ type: SortBy }),
-    page: t.int(),
-    perPage: t.int({ description: '1 to 100, default 20' }),
   }),
 });
 
 const PropertyAvailabilityInput = builder.inputType('PropertyAvailabilityInput', {
   fields: (t) => ({
     propertyId: t.int({ required: true }),
-    checkin: t.string({ required: true }),
-    checkout: t.string({ required: true }),
+    checkin: t.field({ type: 'Date', required: true }),
+    checkout: t.field({ type: 'Date', required: true }),
     adults: t.int({ required: true }),
     children: t.int(),
     childrenAges: t.intList(),
@@ -194,10 +205,26 @@ const PropertyAvailabilityInput = builder.inputType('PropertyAvailabilityInput',
 const RatesInput = builder.inputType('RatesInput', {
   fields: (t) => ({
     propertyId: t.int({ required: true }),
-    checkin: t.string(),
-    checkout: t.string(),
+    checkin: t.field({ type: 'Date' }),
+    checkout: t.field({ type: 'Date' }),
     adults: t.int(),
     currency: t.field({ type: Currency }),
+  }),
+});
+
+const StayInput = builder.inputType('StayInput', {
+  description: 'A stay and party to price, as propertyAvailability takes them without the property',
+  fields: (t) => ({
+    checkin: t.field({ type: 'Date', required: true }),
+    checkout: t.field({ type: 'Date', required: true }),
+    adults: t.int({ description: 'Adults in all rooms; not with occupancy' }),
+    children: t.int(),
+    childrenAges: t.intList({ description: 'One age per child; a child without one counts as 8' }),
+    rooms: t.int(),
+    occupancy: t.stringList({ description: 'One per room: <adults> or <adults>-<age>,<age>' }),
+    currency: t.field({ type: Currency, description: 'Default KRW' }),
+    roomtypeId: t.string({ description: 'Only this room type' }),
+    rateplanId: t.string({ description: 'Only this rate plan' }),
   }),
 });
 
@@ -221,9 +248,8 @@ const availabilityArgs = z.object({
     priceMin: r.price.nullish(),
     priceMax: r.price.nullish(),
     sortBy: r.sortBy.nullish(),
-    page: r.page.nullish(),
-    perPage: r.perPage.nullish(),
   }),
+  ...forwardConnectionArgs,
 });
 
 const propertyAvailabilityArgs = z.object({
@@ -272,18 +298,21 @@ builder.queryFields((t) => ({
     resolve: (_root, args, ctx) => priceCheck(ctx, args.token),
   }),
   availability: t.field({
-    type: SearchResult,
-    description: 'Availability and lowest prices of many properties (REST: GET /channel/v1/search/availability)',
+    type: SearchItemConnection,
+    description:
+      'Availability and lowest prices of many properties, page by page (first/after, forward; REST: GET ' +
+      '/channel/v1/search/availability)',
     authScopes: operationScopes('search.availability'),
-    args: { input: t.arg({ type: AvailabilityInput, required: true }) },
+    args: {
+      input: t.arg({ type: AvailabilityInput, required: true }),
+      first: t.arg.int({ description: 'Properties after `after`: 0 to 100, default 20' }),
+      after: t.arg.string({ description: 'The endCursor (or an edge cursor) of the page before' }),
+    },
     validate: { schema: availabilityArgs },
-    resolve: (_root, { input }, ctx) => {
+    resolve: async (_root, { input, ...page }, ctx) => {
       const values = defined(input);
-      return searchAvailability(
-        ctx,
-        { ...values, occupancy: values.occupancy && parseOccupancies(values.occupancy) },
-        NAMES,
-      );
+      const { context, items } = await searchAll(ctx, { ...values, occupancy: values.occupancy && parseOccupancies(values.occupancy) }, NAMES);
+      return { ...arrayConnection(page, items), searchContext: context };
     },
   }),
   propertyAvailability: t.field({
@@ -303,3 +332,56 @@ builder.queryFields((t) => ({
     resolve: (_root, { input }, ctx) => searchRates(ctx, defined(input), NAMES),
   }),
 }));
+
+// ---------------------------------------------------------------------------------------------
+// A property's availability, as an edge of the property
+
+/** The rules of a stay: batch rates' item without its property. */
+const stayArgument = z.object({
+  stay: z.object({
+    checkin: r.checkin,
+    checkout: r.checkout,
+    adults: r.adults.nullish(),
+    children: r.children.nullish(),
+    childrenAges: r.childrenAges.nullish(),
+    rooms: r.rooms.nullish(),
+    occupancy: r.occupancyText.nullish(),
+    currency: r.currency.nullish(),
+    roomtypeId: r.roomtypeId.nullish(),
+    rateplanId: r.rateplanId.nullish(),
+  }),
+});
+
+/** Errors across the stay's fields name the argument: `stay.checkout`. */
+const STAY_NAMES: FieldNames = graphqlNames('stay', STAY_FIELDS);
+
+/**
+ * The availability of these properties for one stay: one provider round trip for all of them
+ * (batch rates' service), each property's result or its own error.
+ */
+async function availabilityOf(ctx: RequestContext, ids: readonly number[], args: z.infer<typeof stayArgument>) {
+  const { occupancy, currency, ...rest } = defined(args.stay);
+  const stay = { ...rest, occupancy: occupancy && parseOccupancies(occupancy) };
+  const items = ids.map((propertyId) => ({ ok: true as const, input: { ...stay, propertyId } }));
+  const results = await batchRates(ctx, { currency, items }, () => STAY_NAMES);
+  return results.map((result) => (result.status === 'ok' ? result.offers : result.error));
+}
+
+builder.objectField(PropertyRef, 'availability', (t) =>
+  t.loadable({
+    type: PropertyOffersRef,
+    nullable: true,
+    description:
+      'The rates of this property for a stay, each bookable one with its price-check token (REST: GET ' +
+      '/channel/v1/search/availability/{propertyId}); scope search:availability. The availability of every property ' +
+      'of a page for the same stay is one provider round trip; each costs 1 rate-limit point, as a batch rates item',
+    authScopes: operationScopes('search.propertyAvailability'),
+    args: { stay: t.arg({ type: StayInput, required: true }) },
+    validate: { schema: stayArgument },
+    extensions: { [INSTANCE_COST]: { points: 1 } satisfies InstanceCost },
+    byPath: true,
+    load: (ids: number[], ctx: RequestContext, args) => availabilityOf(ctx, ids, args),
+    resolve: (p) => p.id,
+  }),
+);
+

@@ -12,6 +12,8 @@ import {
 } from '../services/vouchers/index.js';
 import { voucherPaths } from '../../rest-adapters/v1/voucherFormat.js';
 import { builder } from './builder.js';
+import { serviceEnum } from './enums.js';
+import { idArgument } from './node.js';
 import { orNull } from './orNull.js';
 import { operationScopes } from '../services/access/index.js';
 
@@ -20,10 +22,7 @@ import { operationScopes } from '../services/access/index.js';
  * and POST /channel/v1/reservations/{id}/send-voucher, over the same services and input rules.
  */
 
-const VoucherFormat = builder.enumType('VoucherFormat', {
-  description: 'pdf (A4) or html (one self-contained page)',
-  values: VOUCHER_FORMATS,
-});
+const VoucherFormat = serviceEnum('VoucherFormat', VOUCHER_FORMATS, 'PDF (A4) or HTML (one self-contained page)');
 
 const VoucherRef = builder.objectRef<VoucherBooking>('Voucher').implement({
   description:
@@ -55,7 +54,8 @@ const SendVoucherInput = builder.inputType('SendVoucherInput', {
   }),
 });
 
-const voucherId = z.string().min(1).max(64);
+/** A booking id argument: the bookingId (REST) or the Booking's global id. */
+const voucherId = idArgument('Booking');
 
 const sendArgs = z.object({
   id: voucherId,
@@ -70,7 +70,7 @@ builder.queryField('voucher', (t) =>
     authScopes: operationScopes('voucher.read'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id: voucherId }) },
-    resolve: (_root, args, ctx) => orNull(voucherBooking(ctx, String(args.id))),
+    resolve: (_root, args, ctx) => orNull(voucherBooking(ctx, args.id)),
   }),
 );
 
@@ -90,7 +90,7 @@ builder.mutationField('sendVoucher', (t) =>
     resolve: (_root, args, ctx) =>
       sendVoucher(
         ctx,
-        String(args.id),
+        args.id,
         { to: args.input?.to ?? undefined, format: args.input?.format ?? undefined },
         { toField: 'input.to' },
       ),

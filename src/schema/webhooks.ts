@@ -1,36 +1,37 @@
+import { encodeGlobalID } from '@pothos/plugin-relay';
 import { z } from 'zod';
-import { BOOKING_EVENT_TYPES, type BookingEventType } from '../services/bookings/index.js';
 import {
   createWebhook,
   deleteWebhook,
   getDelivery,
   getWebhook,
-  listDeliveries,
-  listWebhooks,
   pingWebhook,
   replayDelivery,
   updateWebhook,
+  webhookCursor,
   webhookRules,
-  type DeliveryView,
+  webhookWindow,
   type WebhookView,
-  type WebhookAttempt,
 } from '../services/webhooks/index.js';
-import type { Page } from '../services/search/index.js';
-import { builder } from './builder.js';
-import { withGraphQLFields } from './errors.js';
-import { orNull } from './orNull.js';
-import { PaginationRef } from './search.js';
 import { operationScopes } from '../services/access/index.js';
+import { BookingEventTypeEnum } from './bookingTypes.js';
+import { builder } from './builder.js';
+import { Channel } from './channel.js';
+import { connectionArgs, keysetConnection } from './connections.js';
+import { withGraphQLFields } from './errors.js';
+import { idArgument } from './node.js';
+import { orNull } from './orNull.js';
+import { WebhookConnection, WebhookDeliveryRef, WebhookRef } from './webhookTypes.js';
 
 /**
  * Webhook subscriptions: the GraphQL twins of /channel/v1/webhooks, over the same service and the
- * same input rules (webhookRules). Every root field needs channels:write (docs/spec/DECISIONS.md); those that
+ * same input rules (webhookRules); the WebhookEndpoint and WebhookDelivery types, and a webhook's
+ * delivery log (WebhookEndpoint.deliveries), are in webhookTypes.ts. Every root field needs channels:write (docs/spec/DECISIONS.md); those that
  * read or resend deliveries (booking records) need reservations:read too (DELIVERY_SCOPES).
  *
  * Errors: authentication, scope and input validation are top-level errors with
  * `extensions.code`, as everywhere. An unknown webhook or delivery (or another channel's) is null
- * on the single-item queries and a top-level NOT_FOUND on mutations and on webhookDeliveries, as
- * the booking mutations do. The refusals of the service (WEBHOOK_LIMIT_REACHED, DELIVERY_PENDING,
+ * on the single-item queries and a top-level NOT_FOUND on mutations, as the booking mutations do. The refusals of the service (WEBHOOK_LIMIT_REACHED, DELIVERY_PENDING,
  * DELIVERY_HELD, WEBHOOK_DISABLED) are top-level errors too, with the code and details REST gives: they are
  * refusals of a configuration call, not outcomes of a booking flow, and the service throws them as
  * plain ConflictErrors (no class of their own for a result union to match).
@@ -38,91 +39,6 @@ import { operationScopes } from '../services/access/index.js';
 
 // ---------------------------------------------------------------------------------------------
 // Types
-
-/**
- * The booking event types as GraphQL enum values: `reservation_created` stands for the event type
- * `reservation.created`. Also the type of Subscription.bookingEvents (src/schema/events.ts).
- */
-export const BookingEventTypeEnum = builder.enumType('BookingEventType', {
-  description: 'A booking event type; `reservation_created` is the event type `reservation.created` of webhook bodies',
-  values: Object.fromEntries(BOOKING_EVENT_TYPES.map((type) => [type.replace('.', '_'), { value: type }])) as {
-    [K in BookingEventType as K extends `${infer A}.${infer B}` ? `${A}_${B}` : never]: { value: K };
-  },
-});
-
-const WebhookStatus = builder.enumType('WebhookStatus', {
-  description: 'active: deliveries go out. disabled: deliveries are held (by the channel, or after a delivery failed for its whole retry schedule)',
-  values: ['active', 'disabled'] as const,
-});
-
-const WebhookDeliveryStatus = builder.enumType('WebhookDeliveryStatus', {
-  description:
-    'pending: not yet delivered, retried on its schedule. held: waiting while the webhook is disabled (enabling it sends it). ' +
-    'delivered: a 2xx answer. failed: every attempt failed',
-  values: ['pending', 'held', 'delivered', 'failed'] as const,
-});
-
-export const WebhookRef = builder.objectRef<WebhookView>('Webhook').implement({
-  description: 'A webhook subscription of the channel (REST: /channel/v1/webhooks). The signing secret is shown only by createWebhook',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    url: t.exposeString('url'),
-    events: t.field({
-      type: [BookingEventTypeEnum],
-      description: 'The booking event types delivered here',
-      resolve: (w) => w.events as BookingEventType[],
-    }),
-    description: t.exposeString('description', { nullable: true }),
-    status: t.field({ type: WebhookStatus, resolve: (w) => w.status }),
-    disabledReason: t.exposeString('disabledReason', { nullable: true, description: 'Why deliveries are held; null while active' }),
-    disabledAt: t.expose('disabledAt', { type: 'DateTime', nullable: true }),
-    lastSuccessAt: t.expose('lastSuccessAt', { type: 'DateTime', nullable: true, description: 'The last 2xx answer' }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-  }),
-});
-
-const WebhookAttemptRef = builder.objectRef<WebhookAttempt>('WebhookAttempt').implement({
-  description: 'One attempt to deliver',
-  fields: (t) => ({
-    attempt: t.exposeInt('attempt', { description: '1 for the first' }),
-    startedAt: t.expose('startedAt', { type: 'DateTime' }),
-    durationMs: t.exposeInt('durationMs'),
-    statusCode: t.exposeInt('statusCode', { nullable: true, description: "The receiver's HTTP status; null when none came" }),
-    responseBody: t.exposeString('responseBody', { nullable: true, description: "The first kilobyte of the receiver's answer" }),
-    error: t.exposeString('error', { nullable: true, description: 'Why the attempt failed (non-2xx, timeout, refused address); null on success' }),
-  }),
-});
-
-const WebhookDeliveryRef = builder.objectRef<DeliveryView>('WebhookDelivery').implement({
-  description: 'One message to one webhook, with its attempts',
-  fields: (t) => ({
-    id: t.exposeID('id', { description: 'The webhook-id header, the same on every attempt and replay' }),
-    webhookId: t.id({ resolve: (d) => d.endpointId }),
-    eventId: t.id({ nullable: true, description: 'The booking event delivered; null for a ping', resolve: (d) => d.eventId }),
-    type: t.exposeString('type', { description: 'The event type as in the body: reservation.created, ..., or webhook.ping' }),
-    status: t.field({ type: WebhookDeliveryStatus, resolve: (d) => d.status }),
-    attempts: t.exposeInt('attempts', { description: 'Attempts made so far' }),
-    nextAttemptAt: t.field({
-      type: 'DateTime',
-      nullable: true,
-      description: 'While pending, when the next attempt is due (not before); null while held and once delivered or failed',
-      resolve: (d) => (d.status === 'pending' ? d.nextAttemptAt : null),
-    }),
-    deliveredAt: t.expose('deliveredAt', { type: 'DateTime', nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    payload: t.string({ description: 'The exact JSON body sent: {"type","timestamp","data"}', resolve: (d) => d.body }),
-    attemptLog: t.field({ type: [WebhookAttemptRef], resolve: (d) => d.attemptLog }),
-  }),
-});
-
-const WebhookDeliveryPageRef = builder.objectRef<Page<DeliveryView>>('WebhookDeliveryPage').implement({
-  description: 'A page of deliveries, newest first',
-  fields: (t) => ({
-    items: t.field({ type: [WebhookDeliveryRef], resolve: (p) => p.items }),
-    pagination: t.field({ type: PaginationRef, resolve: (p) => p }),
-  }),
-});
 
 const CreateWebhookPayload = builder.objectRef<{ webhook: WebhookView; secret: string }>('CreateWebhookPayload').implement({
   fields: (t) => ({
@@ -163,7 +79,10 @@ const UpdateWebhookInput = builder.inputType('UpdateWebhookInput', {
 /** An optional GraphQL field: absent or null is left out. */
 const optional = <T extends z.ZodType>(rule: T) => rule.nullish().transform((v) => v ?? undefined);
 
-const id = z.string().min(1).max(64);
+/** A webhook id argument: the webhookId (REST) or the WebhookEndpoint's global id. */
+const id = idArgument('WebhookEndpoint');
+/** A delivery id argument: the deliveryId (REST) or the WebhookDelivery's global id. */
+const deliveryId = idArgument('WebhookDelivery');
 
 const createArgs = z.object({
   input: z.object({
@@ -185,12 +104,6 @@ const updateArgs = z.object({
     .refine((v) => Object.values(v).some((x) => x !== undefined), 'give at least one field to change'),
 });
 
-const deliveriesArgs = z.object({
-  webhookId: id,
-  status: z.enum(['pending', 'held', 'delivered', 'failed']).nullish(),
-  page: z.int().min(1).max(1_000_000),
-  perPage: z.int().min(1).max(100),
-});
 
 
 /** The service names the URL `url` (the REST member); here it is the argument `input.url`. */
@@ -199,46 +112,53 @@ const inputFields = <T>(promise: Promise<T>): Promise<T> => withGraphQLFields('i
 // ---------------------------------------------------------------------------------------------
 // Root fields
 
+const WEBHOOKS_DESCRIPTION = "The channel's webhooks, oldest first (REST: GET /channel/v1/webhooks)";
+const webhooksArgs = z.object(connectionArgs);
+
+builder.objectField(Channel, 'webhooks', (t) =>
+  t.connection(
+    {
+      type: WebhookRef,
+      nullable: true,
+      description: `${WEBHOOKS_DESCRIPTION}; scope channels:write`,
+      authScopes: operationScopes('webhooks.list'),
+      validate: { schema: webhooksArgs },
+      resolve: (_channel, args, ctx) => keysetConnection(args, webhookWindow(ctx), webhookCursor),
+    },
+    WebhookConnection,
+  ),
+);
+
 builder.queryFields((t) => ({
-  webhooks: t.field({
-    type: [WebhookRef],
-    description: "The channel's webhooks, oldest first (REST: GET /channel/v1/webhooks)",
-    authScopes: operationScopes('webhooks.list'),
-    resolve: (_root, _args, ctx) => listWebhooks(ctx),
-  }),
+  webhooks: t.connection(
+    {
+      type: WebhookRef,
+      description: WEBHOOKS_DESCRIPTION,
+      authScopes: operationScopes('webhooks.list'),
+      validate: { schema: webhooksArgs },
+      resolve: (_root, args, ctx) => keysetConnection(args, webhookWindow(ctx), webhookCursor),
+    },
+    WebhookConnection,
+  ),
   webhook: t.field({
     type: WebhookRef,
     nullable: true,
-    description: 'One webhook, or null when the channel has none with this id',
+    description: 'One webhook by its webhookId or global id, or null when the channel has none',
     authScopes: operationScopes('webhook.read'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id }) },
-    resolve: (_root, args, ctx) => orNull(getWebhook(ctx, String(args.id))),
-  }),
-  webhookDeliveries: t.field({
-    type: WebhookDeliveryPageRef,
-    description:
-      'The delivery log of a webhook, newest first, each delivery with its attempts. An unknown webhook is a NOT_FOUND error. ' +
-      'Payloads are booking records: needs reservations:read as well as channels:write',
-    authScopes: operationScopes('webhook.deliveries'),
-    args: {
-      webhookId: t.arg.id({ required: true }),
-      status: t.arg({ type: WebhookDeliveryStatus }),
-      page: t.arg.int({ required: true, defaultValue: 1 }),
-      perPage: t.arg.int({ required: true, defaultValue: 20, description: '1 to 100' }),
-    },
-    validate: { schema: deliveriesArgs },
-    resolve: (_root, args, ctx) =>
-      listDeliveries(ctx, String(args.webhookId), { status: args.status ?? undefined, page: args.page, perPage: args.perPage }),
+    resolve: (_root, args, ctx) => orNull(getWebhook(ctx, args.id)),
   }),
   webhookDelivery: t.field({
     type: WebhookDeliveryRef,
     nullable: true,
-    description: 'One delivery of a webhook, or null when there is none. Needs reservations:read as well as channels:write',
+    description:
+      'One delivery of a webhook (each by its REST id or global id), or null when there is none. Needs reservations:read as ' +
+      'well as channels:write',
     authScopes: operationScopes('webhook.delivery'),
     args: { webhookId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
-    validate: { schema: z.object({ webhookId: id, id }) },
-    resolve: (_root, args, ctx) => orNull(getDelivery(ctx, String(args.webhookId), String(args.id))),
+    validate: { schema: z.object({ webhookId: id, id: deliveryId }) },
+    resolve: (_root, args, ctx) => orNull(getDelivery(ctx, args.webhookId, args.id)),
   }),
 }));
 
@@ -260,20 +180,20 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateWebhookInput, required: true }) },
     validate: { schema: updateArgs },
     resolve: (_root, args, ctx) =>
-      inputFields(updateWebhook(ctx, String(args.id), args.input as z.infer<typeof updateArgs>['input'])),
+      inputFields(updateWebhook(ctx, args.id, args.input as z.infer<typeof updateArgs>['input'])),
   }),
   deleteWebhook: t.field({
     type: 'ID',
     description:
       'Deletes a webhook with its delivery log; deliveries not yet made are dropped (REST: DELETE /channel/v1/webhooks/{id}). ' +
-      'Returns the id',
+      'Returns the global id of the webhook deleted (for a client cache to drop it)',
     authScopes: operationScopes('webhook.delete'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id }) },
     resolve: async (_root, args, ctx) => {
-      await deleteWebhook(ctx, String(args.id));
+      await deleteWebhook(ctx, args.id);
       // The service matched it as a UUID; the stored form is lower case.
-      return String(args.id).toLowerCase();
+      return encodeGlobalID('WebhookEndpoint', args.id.toLowerCase());
     },
   }),
   pingWebhook: t.field({
@@ -284,7 +204,7 @@ builder.mutationFields((t) => ({
     authScopes: operationScopes('webhook.ping'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id }) },
-    resolve: (_root, args, ctx) => pingWebhook(ctx, String(args.id)),
+    resolve: (_root, args, ctx) => pingWebhook(ctx, args.id),
   }),
   replayWebhookDelivery: t.field({
     type: WebhookDeliveryRef,
@@ -294,7 +214,7 @@ builder.mutationFields((t) => ({
       'disabled webhook a WEBHOOK_DISABLED error (enable it first). Needs reservations:read as well as channels:write',
     authScopes: operationScopes('webhook.replay'),
     args: { webhookId: t.arg.id({ required: true }), id: t.arg.id({ required: true }) },
-    validate: { schema: z.object({ webhookId: id, id }) },
-    resolve: (_root, args, ctx) => replayDelivery(ctx, String(args.webhookId), String(args.id)),
+    validate: { schema: z.object({ webhookId: id, id: deliveryId }) },
+    resolve: (_root, args, ctx) => replayDelivery(ctx, args.webhookId, args.id),
   }),
 }));

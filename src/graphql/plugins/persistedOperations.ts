@@ -5,7 +5,7 @@ import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operation
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { Config } from '../../config.js';
 import { schema } from '../../schema/index.js';
-import { BadRequestError } from '../../services/kernel/index.js';
+import { BadRequestError, type ErrorCode } from '../../services/kernel/index.js';
 import { errorExtensions } from '../errors.js';
 
 /**
@@ -40,7 +40,7 @@ export function persistedOperations(settings: Config['graphql']): {
   };
 }
 
-const refusal = (code: string, message: string) => {
+const refusal = (code: ErrorCode, message: string) => {
   const error = new BadRequestError(code, message);
   return createGraphQLError(error.message, { extensions: errorExtensions(error) });
 };

@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { BadRequestError } from '../../services/kernel/index.js';
+import { BadRequestError, ERROR_CODES, type ErrorCode } from '../../services/kernel/index.js';
 import { errorExtensions } from '../errors.js';
 
 /**
@@ -18,8 +18,9 @@ export function variableRequestErrors(): Plugin {
   const requestError = (error: GraphQLError): GraphQLError => {
     // An error with a path is a resolver's (a subscription's source refused: UNAUTHORIZED, ...): maskError decides it.
     if (error.path !== undefined) return error;
-    const code = error.extensions?.code ?? (error.message.startsWith('Variable "$') ? 'BAD_USER_INPUT' : 'BAD_REQUEST');
-    const refusal = new BadRequestError(code as string, error.message);
+    const given = error.extensions?.code;
+    const code: ErrorCode = isErrorCode(given) ? given : error.message.startsWith('Variable "$') ? 'BAD_USER_INPUT' : 'BAD_REQUEST';
+    const refusal = new BadRequestError(code, error.message);
     return new GraphQLError(error.message, { nodes: error.nodes, extensions: { ...error.extensions, ...errorExtensions(refusal, { spec: true }) } });
   };
   const mark = <T>(result: T): T => {
@@ -37,3 +38,6 @@ export function variableRequestErrors(): Plugin {
     },
   };
 }
+
+const CODES: ReadonlySet<unknown> = new Set(ERROR_CODES);
+const isErrorCode = (value: unknown): value is ErrorCode => CODES.has(value);

@@ -46,12 +46,29 @@ export interface CancellationQuote extends CancellationCharges {
 
 /** What cancelling now would cost (the preview); for a cancelled booking, what it cost. */
 export async function cancellationQuote(ctx: RequestContext, id: string): Promise<CancellationQuote> {
-  const booking = await getBooking(ctx, id);
+  return quoteOf(await getBooking(ctx, id), ctx.deps.clock());
+}
+
+/**
+ * The quote of a booking in hand at `at`: the figures a cancellation recorded, or what cancelling
+ * would cost; 409 BOOKING_ALREADY_CANCELLED or BOOKING_NOT_CANCELLABLE when it cannot be cancelled.
+ */
+export function quoteOf(booking: Booking, at: Date): CancellationQuote {
   if (booking.status === 'cancelled' && booking.cancellationFee !== null && booking.refundAmount !== null) {
     return { booking, fee: booking.cancellationFee, refund: booking.refundAmount, freeCancellationBefore: booking.cancellationDeadline, final: true };
   }
   refuseCancel(booking);
-  return { booking, ...chargesOf(booking, ctx.deps.clock()), final: false };
+  return { booking, ...chargesOf(booking, at), final: false };
+}
+
+/** quoteOf, or null where it refuses: for a list of bookings, where a refusal is not an error. */
+export function quoteOrNull(booking: Booking, at: Date): CancellationQuote | null {
+  try {
+    return quoteOf(booking, at);
+  } catch (error) {
+    if (error instanceof AlreadyCancelledError || error instanceof NotCancellableError) return null;
+    throw error;
+  }
 }
 
 /**

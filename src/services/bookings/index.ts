@@ -21,12 +21,12 @@ export type { BookingEventType, BookingStatus, VisibleStatus } from './states.js
 export { InsufficientBalanceError, movesBookingMoney, post, postBookingMoney } from './ledger.js';
 export { recordEvents, transact } from './transitions.js';
 export { claim, fingerprintOf, purgeExpired, settle } from './idempotency.js';
-export { getBooking, listBookings } from './list.js';
-export type { BookingPage, FilterNames } from './list.js';
+export { BOOKING_LIST, bookingCursor, bookingEvents, bookingWindow, getBooking, getBookings, listBookings } from './list.js';
+export type { BookingEventEntry, BookingFilterValues, BookingPage, FilterNames } from './list.js';
 export { bookOffers, createBooking, verifyBookToken } from './create.js';
 export type { OfferToBook, PartyNames, RoomToBook } from './create.js';
 export { changedGuestFields, refuseModify, updateBooking } from './update.js';
-export { applyReported, cancelBooking, cancellationQuote, chargesOf, refuseCancel } from './cancel.js';
+export { applyReported, cancelBooking, cancellationQuote, chargesOf, quoteOrNull, refuseCancel } from './cancel.js';
 export type { CancellationQuote } from './cancel.js';
 export { newSyncReport, reportStatus, settleLeftoversAndLive, settleOverdueAndStuck } from './sync.js';
 export type { SyncReport } from './sync.js';

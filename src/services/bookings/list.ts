@@ -1,9 +1,9 @@
 import type { RequestContext } from '../../context.js';
 import { Prisma, type Booking } from '../../generated/prisma/client.js';
 import { VISIBLE_STATUSES, type VisibleStatus } from './states.js';
-import { NotFoundError, principalOf, ValidationError } from '../kernel/index.js';
+import { cursorOf, keysetQuery, NotFoundError, principalOf, ValidationError, type CursorWindow } from '../kernel/index.js';
 import { pageOf, type Page } from '../search/index.js';
-import { dateValue } from './record.js';
+import { dateValue, type BookingRecord } from './record.js';
 import { isUuid } from './rules.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -19,47 +19,49 @@ export async function getBooking(ctx: RequestContext, id: string): Promise<Booki
   return booking;
 }
 
+/**
+ * Bookings of the caller's channel by id, in the order asked, in one query: null where the channel
+ * has none (another channel's, a malformed id). The batch behind GraphQL's Booking loader.
+ */
+export async function getBookings(ctx: RequestContext, ids: readonly string[]): Promise<(Booking | null)[]> {
+  const channelId = principalOf(ctx).channelId;
+  const wanted = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
+  const rows = wanted.length
+    ? await ctx.deps.db.prisma.booking.findMany({ where: { id: { in: wanted }, channelId, status: { in: [...VISIBLE_STATUSES] } } })
+    : [];
+  const byId = new Map(rows.map((b) => [b.id, b]));
+  return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
+}
 
-export interface BookingFilters {
+
+export interface BookingFilterValues {
   status?: VisibleStatus | undefined;
   checkinFrom?: string | undefined;
   checkinTo?: string | undefined;
   createdFrom?: string | undefined;
   createdTo?: string | undefined;
   channelBookingNumber?: string | undefined;
+}
+
+export interface BookingFilters extends BookingFilterValues {
   page: number;
   perPage: number;
 }
 
 export type BookingPage = Page<Booking>;
 
+/** The list bookings are paged in: newest first (REST pages by number, GraphQL by cursor). */
+export const BOOKING_LIST = 'bookings';
+
+/** A booking's cursor in the channel's list (keyset: createdAt, id). */
+export const bookingCursor = (b: Booking): string => cursorOf(BOOKING_LIST, { at: b.createdAt, id: b.id });
+
 /** Filter names as each surface spells them, for cross-field errors. */
 export type FilterNames = Record<'checkinFrom' | 'checkinTo' | 'createdFrom' | 'createdTo', string>;
 
-/** The caller's bookings, newest first. Date bounds are inclusive days; `created_*` days are UTC. */
+/** The caller's bookings, newest first, one page by number (REST). */
 export async function listBookings(ctx: RequestContext, filters: BookingFilters, names: FilterNames): Promise<BookingPage> {
-  const channelId = principalOf(ctx).channelId;
-  const issues = [];
-  if (filters.checkinFrom && filters.checkinTo && filters.checkinFrom > filters.checkinTo) {
-    issues.push({ field: names.checkinTo, reason: `must not be before ${names.checkinFrom}` });
-  }
-  if (filters.createdFrom && filters.createdTo && filters.createdFrom > filters.createdTo) {
-    issues.push({ field: names.createdTo, reason: `must not be before ${names.createdFrom}` });
-  }
-  if (issues.length) throw new ValidationError(issues);
-  const where: Prisma.BookingWhereInput = {
-    channelId,
-    status: filters.status ?? { in: [...VISIBLE_STATUSES] },
-    checkin: {
-      ...(filters.checkinFrom && { gte: dateValue(filters.checkinFrom) }),
-      ...(filters.checkinTo && { lte: dateValue(filters.checkinTo) }),
-    },
-    createdAt: {
-      ...(filters.createdFrom && { gte: dateValue(filters.createdFrom) }),
-      ...(filters.createdTo && { lt: new Date(dateValue(filters.createdTo).getTime() + 86_400_000) }),
-    },
-    ...(filters.channelBookingNumber !== undefined && { channelBookingNumber: filters.channelBookingNumber }),
-  };
+  const where = bookingsWhere(ctx, filters, names);
   const { prisma } = ctx.deps.db;
   const [total, items] = await Promise.all([
     prisma.booking.count({ where }),
@@ -72,3 +74,84 @@ export async function listBookings(ctx: RequestContext, filters: BookingFilters,
   ]);
   return pageOf(items, total, filters.page, filters.perPage);
 }
+
+/**
+ * The caller's bookings, newest first, in a cursor window (GraphQL's connection); the count is
+ * made only when asked for.
+ */
+export function bookingWindow(
+  ctx: RequestContext,
+  filters: BookingFilterValues,
+  names: FilterNames,
+): { rows: (window: CursorWindow) => Promise<Booking[]>; count: () => Promise<number> } {
+  const where = bookingsWhere(ctx, filters, names);
+  const { prisma } = ctx.deps.db;
+  return {
+    rows: (window) => {
+      const keyset = keysetQuery(BOOKING_LIST, 'desc', window);
+      return prisma.booking.findMany({ where: { AND: [where, ...keyset.where] }, orderBy: keyset.orderBy, take: window.limit });
+    },
+    count: () => prisma.booking.count({ where }),
+  };
+}
+
+/** Which bookings a list shows. Date bounds are inclusive days; `created_*` days are UTC. */
+function bookingsWhere(ctx: RequestContext, filters: BookingFilterValues, names: FilterNames): Prisma.BookingWhereInput {
+  const channelId = principalOf(ctx).channelId;
+  const issues = [];
+  if (filters.checkinFrom && filters.checkinTo && filters.checkinFrom > filters.checkinTo) {
+    issues.push({ field: names.checkinTo, reason: `must not be before ${names.checkinFrom}` });
+  }
+  if (filters.createdFrom && filters.createdTo && filters.createdFrom > filters.createdTo) {
+    issues.push({ field: names.createdTo, reason: `must not be before ${names.createdFrom}` });
+  }
+  if (issues.length) throw new ValidationError(issues);
+  return {
+    channelId,
+    status: filters.status ?? { in: [...VISIBLE_STATUSES] },
+    checkin: {
+      ...(filters.checkinFrom && { gte: dateValue(filters.checkinFrom) }),
+      ...(filters.checkinTo && { lte: dateValue(filters.checkinTo) }),
+    },
+    createdAt: {
+      ...(filters.createdFrom && { gte: dateValue(filters.createdFrom) }),
+      ...(filters.createdTo && { lt: new Date(dateValue(filters.createdTo).getTime() + 86_400_000) }),
+    },
+    ...(filters.channelBookingNumber !== undefined && { channelBookingNumber: filters.channelBookingNumber }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Event history
+
+/** A booking event from the outbox: what happened, when, and the booking record as it was then. */
+export interface BookingEventEntry {
+  id: string;
+  type: string;
+  occurredAt: Date;
+  booking: BookingRecord;
+}
+
+/**
+ * The event history of each of the caller's bookings in `bookingIds`, newest first, in one query:
+ * the outbox keeps every event written with a change (docs/spec/DECISIONS.md, Webhooks). Another
+ * channel's booking has none.
+ */
+export async function bookingEvents(ctx: RequestContext, bookingIds: readonly string[]): Promise<BookingEventEntry[][]> {
+  const channelId = principalOf(ctx).channelId;
+  const wanted = [...new Set(bookingIds.filter(isUuid).map((id) => id.toLowerCase()))];
+  const rows = wanted.length
+    ? await ctx.deps.db.prisma.outboxEvent.findMany({
+        where: { bookingId: { in: wanted }, channelId },
+        orderBy: [{ occurredAt: 'desc' }, { id: 'desc' }],
+        select: { id: true, bookingId: true, type: true, occurredAt: true, payload: true },
+      })
+    : [];
+  const byBooking = new Map<string, BookingEventEntry[]>();
+  for (const row of rows) {
+    const entry = { id: row.id, type: row.type, occurredAt: row.occurredAt, booking: row.payload as unknown as BookingRecord };
+    byBooking.set(row.bookingId, [...(byBooking.get(row.bookingId) ?? []), entry]);
+  }
+  return bookingIds.map((id) => byBooking.get(id.toLowerCase()) ?? []);
+}
+

@@ -106,6 +106,7 @@ export function toProperty(p: UpstreamProperty): Property {
       bedGroups: r.bed_groups.map((b) => ({ id: b.id, description: b.description })),
       ratePlans: r.rate_plans.map((rp) => ({
         id: rp.id,
+        propertyId: r.property_id,
         roomtypeId: rp.roomtype_id,
         name: rp.name,
         mealPlan: rp.meal_plan,

@@ -15,4 +15,5 @@ export type {
 } from './properties.js';
 export { PropertyCatalog, createLoaders } from './catalog.js';
 export type { Loaders } from './catalog.js';
-export { PAGE_TOKEN_TTL_SECONDS, listProperties } from './listing.js';
+export { PAGE_TOKEN_TTL_SECONDS, listProperties, propertyWindow } from './listing.js';
+export type { CatalogWindow } from './listing.js';

@@ -12,8 +12,9 @@ import type { Property, PropertySummary } from './properties.js';
  * the flow tokens (kind `v2_page`): opaque, tamper-evident, bound to the channel and to the
  * `updated_since` filter of the first page, and valid for a day. Anything wrong with one is a
  * validation error naming the page token's field (400 INVALID_REQUEST `page_token` in v2).
- * GraphQL pages with the provider's cursor as is (`after` / `endCursor`); a cursor the provider
- * does not take is a validation error naming `after`.
+ * GraphQL pages a connection (propertyWindow): every property has a cursor of its own, the
+ * provider's cursor of the page it came in and how many of that page come before it; one the
+ * provider does not take is a validation error naming `after`.
  */
 
 export const PAGE_TOKEN_TTL_SECONDS = 24 * 60 * 60;
@@ -39,14 +40,10 @@ export interface PropertyListingInput {
   limit: number;
 }
 
-/**
- * How the caller pages: `signed`, page tokens bound to the channel and `updated_since` (REST v2,
- * summaries only); `cursor`, the provider's cursor (GraphQL, with room types). `names` are the
- * caller's spelling of the page token and filter fields, for errors.
- */
-export type Paging =
-  | { tokens: 'signed'; names: { pageToken: string; updatedSince: string } }
-  | { tokens: 'cursor'; names: { pageToken: string } };
+/** How REST v2 pages: `names` are its spelling of the page token and filter fields, for errors. */
+export interface Paging {
+  names: { pageToken: string; updatedSince: string };
+}
 
 export interface PropertyListing<P> {
   properties: P[];
@@ -74,31 +71,8 @@ async function readPageToken(ctx: RequestContext, token: string, field: string) 
 export async function listProperties(
   ctx: RequestContext,
   input: PropertyListingInput,
-  paging: Extract<Paging, { tokens: 'signed' }>,
-): Promise<PropertyListing<PropertySummary>>;
-/** One page of properties with their room types, with the provider's cursor for the next (GraphQL). */
-export async function listProperties(
-  ctx: RequestContext,
-  input: PropertyListingInput,
-  paging: Extract<Paging, { tokens: 'cursor' }>,
-): Promise<PropertyListing<Property>>;
-export async function listProperties(
-  ctx: RequestContext,
-  input: PropertyListingInput,
   paging: Paging,
-): Promise<PropertyListing<PropertySummary> | PropertyListing<Property>> {
-  if (paging.tokens === 'cursor') {
-    const page = await ctx.deps.upstream.listProperties(
-      { cursor: input.pageToken, limit: input.limit, updatedSince: input.updatedSince, includeRooms: true },
-      callOptions(ctx),
-    );
-    if (!page) throw new ValidationError([{ field: paging.names.pageToken, reason: 'not a cursor from an earlier page' }]);
-    const properties = page.properties.map(toProperty);
-    // Later lookups of these properties in the same request need no provider call.
-    for (const p of properties) ctx.loaders.property.prime(p.id, p);
-    return { properties, nextPageToken: page.next_cursor };
-  }
-
+): Promise<PropertyListing<PropertySummary>> {
   let cursor: string | undefined;
   let updatedSince = input.updatedSince;
   if (input.pageToken) {
@@ -130,3 +104,57 @@ export async function listProperties(
     : null;
   return { properties: page.properties.map(toSummary), nextPageToken };
 }
+
+// ---------------------------------------------------------------------------------------------
+// GraphQL: a connection of the catalog
+
+/** Where a property sits in the provider's catalog: the page's cursor (null: the first) and how many of the page come before it. */
+const catalogPosition = z.object({ c: z.string().min(1).max(200).nullable(), s: z.int().min(0).max(1000) });
+
+function catalogCursor(position: z.infer<typeof catalogPosition>): string {
+  return Buffer.from(JSON.stringify(position)).toString('base64url');
+}
+
+function readCatalogCursor(cursor: string, field: string): z.infer<typeof catalogPosition> {
+  try {
+    return catalogPosition.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString()));
+  } catch {
+    throw new ValidationError([{ field, reason: 'not a cursor of this list' }]);
+  }
+}
+
+export interface CatalogWindow {
+  /** The properties, each with the cursor that continues after it. */
+  items: { cursor: string; property: Property }[];
+  hasNextPage: boolean;
+}
+
+/**
+ * Up to `first` properties of the catalog (in id order, with their room types) after the one
+ * whose cursor is `after`. The provider pages by cursor only, so a cursor names the provider's
+ * page and a place in it; the last property of a provider page continues from the next page's
+ * cursor. The properties are primed into the request's loader.
+ */
+export async function propertyWindow(
+  ctx: RequestContext,
+  input: { after?: string | undefined; first: number; updatedSince?: Date | undefined },
+  names: { after: string },
+): Promise<CatalogWindow> {
+  const from = input.after === undefined ? { c: null, s: 0 } : readCatalogCursor(input.after, names.after);
+  const page = await ctx.deps.upstream.listProperties(
+    { cursor: from.c ?? undefined, limit: from.s + input.first, updatedSince: input.updatedSince, includeRooms: true },
+    callOptions(ctx),
+  );
+  if (!page) throw new ValidationError([{ field: names.after, reason: 'no longer valid; start again from the first page' }]);
+  const properties = page.properties.map(toProperty);
+  const last = properties.length - 1;
+  const items = properties.slice(from.s).map((property, i) => {
+    const place = from.s + i;
+    const cursor = place === last && page.next_cursor ? catalogCursor({ c: page.next_cursor, s: 0 }) : catalogCursor({ c: from.c, s: place + 1 });
+    // Later lookups of these properties in the same request need no provider call.
+    ctx.loaders.property.prime(property.id, property);
+    return { cursor, property };
+  });
+  return { items, hasNextPage: page.next_cursor !== null };
+}
+

@@ -11,6 +11,8 @@ export type { CancellationPolicyType, MealPlan };
 
 export interface RatePlan {
   id: string;
+  /** The property and room type it prices. */
+  propertyId: number;
   roomtypeId: string;
   name: string;
   mealPlan: MealPlan;

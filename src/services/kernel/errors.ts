@@ -11,11 +11,89 @@ export class ConfigError extends Error {
 
 export type ErrorDetails = Record<string, unknown> | null;
 
+/**
+ * Every code the API answers in REST's `error.code` and GraphQL's `extensions.code` (and so
+ * `DomainError.code`, the GraphQL enum ErrorCode), written once. A code an error is made with must be
+ * one of these (the constructors take ErrorCode), so the list cannot fall behind. The RFC 6749
+ * codes of the token endpoint (OAuthError, lower case) are not in it: they have their own form.
+ */
+export const ERROR_CODES = [
+  // The request
+  'VALIDATION_ERROR',
+  'INVALID_REQUEST',
+  'BAD_REQUEST',
+  'BAD_USER_INPUT',
+  'NOT_FOUND',
+  'METHOD_NOT_ALLOWED',
+  'NOT_ACCEPTABLE',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  // Credentials and transport
+  'UNAUTHORIZED',
+  'INSUFFICIENT_SCOPE',
+  'FORBIDDEN',
+  'HTTPS_REQUIRED',
+  'IP_NOT_ALLOWED',
+  'IP_ALLOW_LIST_LOCKOUT',
+  'CSRF_PREVENTION',
+  'RATE_LIMIT_EXCEEDED',
+  // GraphQL documents (Yoga's own codes, the limits, persisted operations, introspection)
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'DEPTH_LIMIT_EXCEEDED',
+  'ALIAS_LIMIT_EXCEEDED',
+  'TOKEN_LIMIT_EXCEEDED',
+  'DIRECTIVE_LIMIT_EXCEEDED',
+  'COST_LIMIT_EXCEEDED',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_ONLY',
+  'QUERY_REQUIRED',
+  'INTROSPECTION_DISABLED',
+  'SUBSCRIPTION_LIMIT_EXCEEDED',
+  // Search, tokens and bookings
+  'INVALID_TOKEN',
+  'TOKEN_EXPIRED',
+  'TOKEN_ALREADY_USED',
+  'BOOK_TOKEN_USED',
+  'BOOK_TOKEN_INVALID',
+  'BOOK_TOKEN_EXPIRED',
+  'SOLD_OUT',
+  'PRICE_CHANGED',
+  'INSUFFICIENT_BALANCE',
+  'BOOKING_ALREADY_CANCELLED',
+  'BOOKING_NOT_CANCELLABLE',
+  'BOOKING_NOT_MODIFIABLE',
+  'BOOKING_CHANGED',
+  'INVALID_TRANSITION',
+  'MODIFICATION_NOT_ALLOWED',
+  'MODIFICATION_IN_PROGRESS',
+  'IDEMPOTENCY_KEY_REUSED',
+  'IDEMPOTENCY_KEY_IN_PROGRESS',
+  // Vouchers and webhooks
+  'VOUCHER_MAIL_LIMIT_EXCEEDED',
+  'VOUCHER_RECIPIENT_NOT_ALLOWED',
+  'MAIL_DELIVERY_FAILED',
+  'MESSAGE_TOO_LARGE',
+  'WEBHOOK_LIMIT_REACHED',
+  'WEBHOOK_DISABLED',
+  'DELIVERY_PENDING',
+  'DELIVERY_HELD',
+  // The service
+  'NOT_IMPLEMENTED',
+  'UPSTREAM_ERROR',
+  'SERVICE_UNAVAILABLE',
+  'REQUEST_TIMEOUT',
+  'INTERNAL_ERROR',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
 export class AppError extends Error {
   override name = 'AppError';
   constructor(
     readonly status: number,
-    readonly code: string,
+    /** One of ERROR_CODES; a lower-case code is an RFC 6749 code of the token endpoint (OAuthError). */
+    readonly code: ErrorCode | Lowercase<string>,
     message: string,
     readonly details: ErrorDetails = null,
     /** Extra response headers the error implies (Retry-After, WWW-Authenticate). */
@@ -55,7 +133,7 @@ export class InsufficientScopeError extends AppError {
 
 export class ForbiddenError extends AppError {
   static readonly status = 403;
-  constructor(message = 'This operation is not allowed for this credential', code = 'FORBIDDEN') {
+  constructor(message = 'This operation is not allowed for this credential', code: ErrorCode = 'FORBIDDEN') {
     super(ForbiddenError.status, code, message);
   }
 }
@@ -97,7 +175,7 @@ export class MethodNotAllowedError extends AppError {
 
 export class ConflictError extends AppError {
   static readonly status = 409;
-  constructor(code: string, message: string, details: ErrorDetails = null) {
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = null) {
     super(ConflictError.status, code, message, details);
   }
 }
@@ -105,7 +183,7 @@ export class ConflictError extends AppError {
 /** A well-formed request the current state refuses (a used, invalid or expired book_token). */
 export class UnprocessableError extends AppError {
   static readonly status = 422;
-  constructor(code: string, message: string, details: ErrorDetails = null) {
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = null) {
     super(UnprocessableError.status, code, message, details);
   }
 }
@@ -145,7 +223,7 @@ export class UnsupportedMediaTypeError extends AppError {
  */
 export class BadRequestError extends AppError {
   static readonly status = 400;
-  constructor(code: string, message: string, details: ErrorDetails = null) {
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = null) {
     super(BadRequestError.status, code, message, details);
   }
 }
@@ -163,7 +241,7 @@ export class HttpRefusalError extends AppError {
 /** No media type the Accept header allows can carry the answer (GraphQL: a subscription asked for as JSON). */
 export class NotAcceptableError extends AppError {
   static readonly status = 406;
-  constructor(code: string, message: string, details: ErrorDetails = null) {
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = null) {
     super(NotAcceptableError.status, code, message, details);
   }
 }

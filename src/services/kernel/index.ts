@@ -42,6 +42,8 @@ export {
   UpstreamError,
   ValidationError,
   toAppError,
+  ERROR_CODES,
+  type ErrorCode,
   type ErrorDetails,
   type FieldIssue,
 } from './errors.js';
@@ -59,4 +61,5 @@ export {
 } from './money.js';
 export { callOptions, principalOf } from './principal.js';
 export { isUniqueViolation } from './prisma.js';
+export { cursorOf, keysetQuery, keysetSql, positionOf, type CursorWindow, type ListOrder, type Position } from './keyset.js';
 export { storableText } from './text.js';

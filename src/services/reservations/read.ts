@@ -1,7 +1,7 @@
 import type { RequestContext } from '../../context.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { isUuid, VISIBLE_STATUSES } from '../bookings/index.js';
-import { NotFoundError, principalOf, ValidationError } from '../kernel/index.js';
+import { cursorOf, keysetSql, NotFoundError, principalOf, ValidationError, type CursorWindow } from '../kernel/index.js';
 import { pageOf, type Page } from '../search/index.js';
 import { ROOM_ORDER, type Reservation, reservationOf } from './rules.js';
 
@@ -25,21 +25,73 @@ export async function getReservation(ctx: RequestContext, id: string): Promise<R
   return reservationOf(bookings);
 }
 
-export interface ReservationFilters {
+/**
+ * Reservations of the caller's channel by their ids (itinerary ids), in the order asked, in one
+ * query: null where the channel has none. The batch behind GraphQL's Reservation loader (the
+ * reservation of a booking, and Query.node).
+ */
+export async function getReservations(ctx: RequestContext, ids: readonly string[]): Promise<(Reservation | null)[]> {
+  return reservationsOf(ctx, ids.map((id) => (isUuid(id) ? id.toLowerCase() : null)));
+}
+
+export interface ReservationFilterValues {
   confirmationNumber?: string | undefined;
   guestEmail?: string | undefined;
   checkInFrom?: string | undefined;
   checkInTo?: string | undefined;
+}
+
+export interface ReservationFilters extends ReservationFilterValues {
   page: number;
   perPage: number;
 }
 
+/** The list reservations are paged in: newest first. */
+const RESERVATION_LIST = 'reservations';
+
+/** A reservation's cursor in the channel's list (keyset: the createdAt and id of its head row, the room whose id it is). */
+export function reservationCursor(r: Reservation): string {
+  const head = r.bookings.find((b) => b.id === r.id) ?? r.bookings[0]!;
+  return cursorOf(RESERVATION_LIST, { at: head.createdAt, id: r.id });
+}
+
 /**
- * The caller's reservations, newest first; filters combine (all must hold). They apply to the
- * reservation's first room, which carries what the reservation shares: the confirmation number,
- * the guest's e-mail (compared case-insensitively) and the dates.
+ * The caller's reservations, newest first, one page by number (REST); filters combine (all must
+ * hold). They apply to the reservation's first room, which carries what the reservation shares:
+ * the confirmation number, the guest's e-mail (compared case-insensitively) and the dates.
  */
 export async function listReservations(ctx: RequestContext, filters: ReservationFilters): Promise<Page<Reservation>> {
+  const where = reservationsWhere(ctx, filters);
+  const { prisma } = ctx.deps.db;
+  const [total, heads] = await Promise.all([
+    countReservations(ctx, where),
+    prisma.$queryRaw<{ id: string }[]>`
+      SELECT "id" FROM "bookings" WHERE ${where}
+      ORDER BY "created_at" DESC, "id" DESC
+      LIMIT ${filters.perPage} OFFSET ${(filters.page - 1) * filters.perPage}`,
+  ]);
+  return pageOf(await foundReservations(ctx, heads.map((h) => h.id)), total, filters.page, filters.perPage);
+}
+
+/** The same list in a cursor window (GraphQL's connection); the count is made only when asked for. */
+export function reservationWindow(
+  ctx: RequestContext,
+  filters: ReservationFilterValues,
+): { rows: (window: CursorWindow) => Promise<Reservation[]>; count: () => Promise<number> } {
+  const where = reservationsWhere(ctx, filters);
+  return {
+    rows: async (window) => {
+      const keyset = keysetSql(RESERVATION_LIST, 'desc', window);
+      const heads = await ctx.deps.db.prisma.$queryRaw<{ id: string }[]>`
+        SELECT "id" FROM "bookings" WHERE ${Prisma.join([where, ...keyset.conditions], ' AND ')}
+        ORDER BY ${keyset.orderBy} LIMIT ${window.limit}`;
+      return foundReservations(ctx, heads.map((h) => h.id));
+    },
+    count: () => countReservations(ctx, where),
+  };
+}
+
+function reservationsWhere(ctx: RequestContext, filters: ReservationFilterValues): Prisma.Sql {
   const channelId = principalOf(ctx).channelId;
   if (filters.checkInFrom && filters.checkInTo && filters.checkInFrom > filters.checkInTo) {
     throw new ValidationError([{ field: 'check_in_to', reason: 'must not be before check_in_from' }]);
@@ -53,19 +105,30 @@ export async function listReservations(ctx: RequestContext, filters: Reservation
   if (filters.guestEmail !== undefined) conditions.push(Prisma.sql`lower("booker_email") = lower(${filters.guestEmail})`);
   if (filters.checkInFrom !== undefined) conditions.push(Prisma.sql`"checkin" >= ${filters.checkInFrom}::date`);
   if (filters.checkInTo !== undefined) conditions.push(Prisma.sql`"checkin" <= ${filters.checkInTo}::date`);
-  const where = Prisma.join(conditions, ' AND ');
-  const { prisma } = ctx.deps.db;
-  const [counted, heads] = await Promise.all([
-    prisma.$queryRaw<{ total: number }[]>`SELECT count(*)::int AS "total" FROM "bookings" WHERE ${where}`,
-    prisma.$queryRaw<{ id: string }[]>`
-      SELECT "id" FROM "bookings" WHERE ${where}
-      ORDER BY "created_at" DESC, "id" DESC
-      LIMIT ${filters.perPage} OFFSET ${(filters.page - 1) * filters.perPage}`,
-  ]);
-  const ids = heads.map((h) => h.id);
-  const rows = ids.length
-    ? await prisma.booking.findMany({ where: { channelId, itineraryId: { in: ids }, status: { in: [...VISIBLE_STATUSES] } }, orderBy: ROOM_ORDER })
+  return Prisma.join(conditions, ' AND ');
+}
+
+async function countReservations(ctx: RequestContext, where: Prisma.Sql): Promise<number> {
+  const counted = await ctx.deps.db.prisma.$queryRaw<{ total: number }[]>`SELECT count(*)::int AS "total" FROM "bookings" WHERE ${where}`;
+  return counted[0]?.total ?? 0;
+}
+
+/** The reservations with these ids (their first rooms' ids), in this order, in one query; null for an id it has none of. */
+async function reservationsOf(ctx: RequestContext, ids: readonly (string | null)[]): Promise<(Reservation | null)[]> {
+  const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
+  const rows = wanted.length
+    ? await ctx.deps.db.prisma.booking.findMany({
+        where: { channelId: principalOf(ctx).channelId, itineraryId: { in: wanted }, status: { in: [...VISIBLE_STATUSES] } },
+        orderBy: ROOM_ORDER,
+      })
     : [];
-  const items = ids.map((id) => reservationOf(rows.filter((b) => b.itineraryId === id)));
-  return pageOf(items, counted[0]?.total ?? 0, filters.page, filters.perPage);
+  return ids.map((id) => {
+    const rooms = rows.filter((b) => b.itineraryId === id);
+    return rooms.length ? reservationOf(rooms) : null;
+  });
+}
+
+/** Reservations the list query found: each is there. */
+async function foundReservations(ctx: RequestContext, ids: string[]): Promise<Reservation[]> {
+  return (await reservationsOf(ctx, ids)).filter((r): r is Reservation => r !== null);
 }

@@ -33,7 +33,7 @@ export interface PolicySummary {
   freeCancellationBefore: Date | null;
 }
 
-export function policyOf(b: Booking): PolicySummary {
+export function policyOf(b: Pick<Booking, 'cancellationPolicy' | 'cancellationDeadline'>): PolicySummary {
   return { type: (b.cancellationPolicy ?? 'non_refundable') as CancellationPolicyType, freeCancellationBefore: b.cancellationDeadline };
 }
 

@@ -59,6 +59,19 @@ export async function searchAvailability(
   input: MultiSearchInput,
   names: FieldNames = SNAKE_NAMES,
 ): Promise<{ context: SearchContext; page: Page<SearchItem> }> {
+  const { context, items } = await searchAll(ctx, input, names);
+  return { context, page: paginate(items, context.page, context.perPage) };
+}
+
+/**
+ * Every result of a search, in the order pages take them (GraphQL's connection pages them by
+ * position: a search is made afresh on each request, so a cursor is a place in its results).
+ */
+export async function searchAll(
+  ctx: RequestContext,
+  input: MultiSearchInput,
+  names: FieldNames = SNAKE_NAMES,
+): Promise<{ context: SearchContext; items: SearchItem[] }> {
   const stay = normalizeStay(input, ctx.deps.clock(), names);
   if (input.priceMin !== undefined && input.priceMax !== undefined && input.priceMin > input.priceMax) {
     throw new ValidationError([{ field: names.priceMax, reason: `must not be below ${names.priceMin}` }]);
@@ -118,7 +131,7 @@ export async function searchAvailability(
     items = items.filter((i) => i.lowestNightlyPrice !== null && Number(i.lowestNightlyPrice) >= min && Number(i.lowestNightlyPrice) <= max);
   }
   items.sort(comparator(context.sortBy));
-  return { context, page: paginate(items, context.page, context.perPage) };
+  return { context, items };
 }
 
 /** Available first; then the requested order; property id breaks ties so pages are stable. */

@@ -26,7 +26,7 @@ export {
 export type { CancellationCharges } from './cancellation.js';
 export { inclusive, localDate, offerOf, pricingOf, propertyAvailability, searchRates } from './offers.js';
 export type { NightLine, Pricing, PropertyOffers, RateOffer, RoomOffers } from './offers.js';
-export { searchAvailability } from './availability.js';
+export { searchAll, searchAvailability } from './availability.js';
 export type { SearchContext, SearchItem } from './availability.js';
 export { BOOK_TOKEN_TTL_SECONDS, bookClaims, priceCheck, repriceOffer } from './priceCheck.js';
 export type { PriceCheckResult } from './priceCheck.js';

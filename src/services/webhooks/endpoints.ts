@@ -62,12 +62,16 @@ export type DeliveryView = Omit<WebhookDelivery, 'status' | 'leaseId'> & {
   attemptLog: WebhookAttempt[];
 };
 
-function view(endpoint: WebhookEndpoint): WebhookView {
+/** What a partner sees of an endpoint (never its secret). */
+export function view(endpoint: WebhookEndpoint): WebhookView {
   const { secret: _secret, ...shown } = endpoint;
   return { ...shown, status: endpoint.disabledAt ? 'disabled' : 'active' };
 }
 
-function deliveryView(delivery: WebhookDelivery & { attemptLog: WebhookAttempt[] }): DeliveryView {
+/** A delivery's attempts, first first: what every read of a delivery includes. */
+export const ATTEMPT_LOG = { attemptLog: { orderBy: [{ attempt: 'asc' }, { startedAt: 'asc' }] } } satisfies Prisma.WebhookDeliveryInclude;
+
+export function deliveryView(delivery: WebhookDelivery & { attemptLog: WebhookAttempt[] }): DeliveryView {
   const { leaseId: _lease, ...rest } = delivery;
   return { ...rest, status: delivery.status as DeliveryStatus };
 }
@@ -198,7 +202,7 @@ export async function listDeliveries(ctx: RequestContext, webhookId: string, fil
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       skip: (filters.page - 1) * filters.perPage,
       take: filters.perPage,
-      include: { attemptLog: { orderBy: [{ attempt: 'asc' }, { startedAt: 'asc' }] } },
+      include: ATTEMPT_LOG,
     }),
   ]);
   return pageOf(items.map(deliveryView), total, filters.page, filters.perPage);
@@ -208,7 +212,7 @@ async function ownDelivery(ctx: RequestContext, endpoint: WebhookEndpoint, deliv
   const delivery = isUuid(deliveryId)
     ? await ctx.deps.db.prisma.webhookDelivery.findFirst({
         where: { id: deliveryId, endpointId: endpoint.id },
-        include: { attemptLog: { orderBy: [{ attempt: 'asc' }, { startedAt: 'asc' }] } },
+        include: ATTEMPT_LOG,
       })
     : null;
   if (!delivery) throw new NotFoundError('No such delivery of this webhook');

@@ -19,12 +19,14 @@ export {
   replayDelivery,
   updateWebhook,
   webhookRules,
+  type DeliveryStatus,
   type DeliveryView,
   type WebhookChange,
   type WebhookInput,
   type WebhookView,
 } from './endpoints.js';
 export { fanOut, type BookingEventMessage } from './fanOut.js';
+export { deliveryCounts, deliveryCursor, deliveryLogs, getDeliveries, getWebhooks, webhookCursor, webhookWindow, type DeliveryLogFilter } from './reads.js';
 export { DELIVERY_RETENTION_MS, purgeDeliveries } from './purge.js';
 /** A delivery attempt as stored: DeliveryView's attempt log. */
 export type { WebhookAttempt } from '../../generated/prisma/client.js';

@@ -1,0 +1,82 @@
+import { cursorToOffset, resolveArrayConnection, resolveCursorConnection, type DefaultConnectionArguments } from '@pothos/plugin-relay';
+import { z } from 'zod';
+import { ValidationError, type CursorWindow } from '../services/kernel/index.js';
+
+/**
+ * Relay cursor connections over the services' lists (docs/decisions.md, "GraphQL: pagination").
+ * Every list takes `first`/`after`; the lists the database holds also page back with
+ * `last`/`before`, by keyset cursors the list's service makes and reads. A page holds 20 items
+ * unless `first` or `last` says otherwise, at most 100. `totalCount`, where a list has one, is
+ * counted only when it is selected.
+ */
+
+export const PAGE_SIZE = { default: 20, max: 100 } as const;
+
+/** The zod rules of the connection arguments, for a field's `validate` schema (zod drops what it does not name). */
+export const connectionArgs = {
+  first: z.int().min(0).max(PAGE_SIZE.max).nullish(),
+  last: z.int().min(0).max(PAGE_SIZE.max).nullish(),
+  after: z.string().max(512).nullish(),
+  before: z.string().max(512).nullish(),
+};
+
+/** The same for the lists that page forward only. */
+export const forwardConnectionArgs = { first: connectionArgs.first, after: connectionArgs.after };
+
+function once(count: () => Promise<number>): () => Promise<number> {
+  let made: Promise<number> | undefined;
+  return () => (made ??= count());
+}
+
+/** What a connection resolver returns: its edges, where they sit, and (where the list counts) its count. */
+export interface ConnectionPage<T> {
+  edges: { cursor: string; node: T }[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  totalCount?: () => Promise<number>;
+}
+
+/** A list the database holds, as its service hands it out: rows of a cursor window, and their count. */
+export interface WindowedList<T> {
+  rows: (window: CursorWindow) => Promise<T[]>;
+  count: () => Promise<number>;
+}
+
+/** A page of `list` for the connection arguments, each node with the cursor its service gives it. */
+export async function keysetConnection<T>(
+  args: DefaultConnectionArguments,
+  list: WindowedList<T>,
+  cursorOf: (node: T) => string,
+): Promise<ConnectionPage<T>> {
+  const connection = await resolveCursorConnection(
+    { args, toCursor: (node) => cursorOf(node as T), defaultSize: PAGE_SIZE.default, maxSize: PAGE_SIZE.max },
+    ({ after, before, limit, inverted }): Promise<T[]> => list.rows({ after, before, limit, inverted }),
+  );
+  return { ...(connection as unknown as ConnectionPage<T>), totalCount: once(list.count) };
+}
+
+/** A page of a list already in memory (a search's results, the properties asked for by id), by position. */
+export function arrayConnection<T>(args: DefaultConnectionArguments, items: readonly T[]): ConnectionPage<T> {
+  for (const name of ['after', 'before'] as const) {
+    const cursor = args[name];
+    if (cursor != null && !isOffsetCursor(cursor)) throw new ValidationError([{ field: name, reason: 'not a cursor of this list' }]);
+  }
+  const connection = resolveArrayConnection({ args, defaultSize: PAGE_SIZE.default, maxSize: PAGE_SIZE.max }, items);
+  return { ...(connection as unknown as ConnectionPage<T>), totalCount: () => Promise.resolve(items.length) };
+}
+
+function isOffsetCursor(cursor: string): boolean {
+  try {
+    const offset = cursorToOffset(cursor);
+    return Number.isSafeInteger(offset) && offset >= 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The totalCount of a page a counting list made. */
+export function countOf(page: unknown): Promise<number> {
+  const count = (page as ConnectionPage<unknown>).totalCount;
+  if (!count) throw new Error('this connection does not count');
+  return count();
+}
+
