@@ -14,7 +14,11 @@ describe('schema.graphql', () => {
     const roots = [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].filter(
       (t): t is NonNullable<typeof t> => t != null && isObjectType(getNamedType(t)),
     );
-    const fields = roots.flatMap((root) => Object.values(root.getFields()).map((f) => [root.name, f] as const));
+    // Query.node and Query.nodes answer null for a type the credential may not read (NODE_READS,
+    // test/contract/scopes.test.ts); the Query type itself needs an authenticated caller.
+    const fields = roots
+      .flatMap((root) => Object.values(root.getFields()).map((f) => [root.name, f] as const))
+      .filter(([root, field]) => !(root === 'Query' && (field.name === 'node' || field.name === 'nodes')));
     expect(fields.length).toBeGreaterThan(0);
     for (const [root, field] of fields) {
       const options = field.extensions?.pothosOptions as { authScopes?: { scope?: string | string[] } } | undefined;

@@ -2,6 +2,7 @@ import { getNamedType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scopedRouteOperations } from '../../rest-adapters/routing.js';
 import { schema } from '../../src/schema/index.js';
+import { NODE_READS } from '../../src/schema/node.js';
 import { operationOf, OPERATIONS, requiredScopes, type Operation } from '../../src/services/access/index.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
@@ -47,6 +48,11 @@ beforeAll(async () => {
     for (const field of Object.values(type.getFields())) {
       const authScopes = (field.extensions?.pothosOptions as { authScopes?: { scope?: string | string[] } } | undefined)?.authScopes;
       if (!roots.has(type.name) && !authScopes) continue;
+      // Query.node and Query.nodes read each type with its own operation (NODE_READS), below.
+      if (type.name === 'Query' && (field.name === 'node' || field.name === 'nodes')) {
+        expect(authScopes, `Query.${field.name} needs no scope of its own`).toBeUndefined();
+        continue;
+      }
       const declared = authScopes?.scope;
       graphql.push({
         name: `${type.name}.${field.name}`,
@@ -92,6 +98,16 @@ describe('operation scopes (declared once, services/access/operations.ts)', () =
       for (const other of others) {
         expect(other.scopes, `${operation}: ${other.name} and ${first!.name} disagree`).toEqual(first!.scopes);
       }
+    }
+  });
+
+  it('Query.node and Query.nodes read each Node type with the operation of its REST read, and every Node type has one', () => {
+    const implementations = schema.getPossibleTypes(schema.getType('Node') as never).map((type) => type.name).sort();
+    expect(Object.keys(NODE_READS).sort()).toEqual(implementations);
+    expect(implementations).toEqual(['Booking', 'Property', 'RatePlan', 'Reservation', 'RoomType', 'WebhookDelivery', 'WebhookEndpoint']);
+    const restReads = new Set(rest.filter((route) => route.name.startsWith('GET ')).map((route) => route.operation));
+    for (const [type, operation] of Object.entries(NODE_READS)) {
+      expect(restReads.has(operation), `${type} is read with ${operation}, which no REST GET route is`).toBe(true);
     }
   });
 
