@@ -46,3 +46,8 @@ export function topError(res: GraphQLResult) {
   expect(res.errors?.length, JSON.stringify(res.data)).toBeGreaterThan(0);
   return res.errors![0]!;
 }
+
+/** The nodes of a connection's edges, in order. */
+export function edgesNodes<T = Gql>(connection: { edges: { node: T }[] }): T[] {
+  return connection.edges.map((e) => e.node);
+}
