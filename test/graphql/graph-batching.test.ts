@@ -186,7 +186,7 @@ describe('the delivery logs of the channel’s webhooks', () => {
       expect(edgesNodes(webhook.deliveries)).toHaveLength(3);
     }
     // Each webhook's own deliveries, newest first.
-    const [first] = edgesNodes(many.data.webhooks);
+    const first = edgesNodes(many.data.webhooks)[0]!;
     const own = await prisma.webhookDelivery.findMany({ where: { endpointId: first.webhookId }, orderBy: { createdAt: 'desc' }, take: 3 });
     expect(edgesNodes(first.deliveries).map((d: Gql) => d.deliveryId)).toEqual(own.map((d) => d.id));
   });

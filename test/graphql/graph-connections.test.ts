@@ -51,14 +51,14 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 interface Page {
-  ids: string[];
+  ids: (string | number)[];
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
   cursors: string[];
   totalCount?: number;
 }
 
 /** Pages through `field` forward `size` at a time, collecting the value of `idField` of each node. */
-async function pageForward(doc: (args: string) => string, pick: (data: Gql) => Gql, idField: string, size: number): Promise<Page[]> {
+async function pageForward(doc: (args: string) => string, pick: (data: Gql) => Gql[string], idField: string, size: number): Promise<Page[]> {
   const pages: Page[] = [];
   let after: string | null = null;
   for (let guard = 0; guard < 100; guard++) {
@@ -71,8 +71,8 @@ async function pageForward(doc: (args: string) => string, pick: (data: Gql) => G
   throw new Error('no last page');
 }
 
-async function pageBackward(doc: (args: string) => string, pick: (data: Gql) => Gql, idField: string, size: number): Promise<string[]> {
-  const seen: string[] = [];
+async function pageBackward(doc: (args: string) => string, pick: (data: Gql) => Gql[string], idField: string, size: number): Promise<(string | number)[]> {
+  const seen: (string | number)[] = [];
   let before: string | null = null;
   for (let guard = 0; guard < 100; guard++) {
     const data = dataOf(await gql(t, owner, doc(`last: ${size}${before ? `, before: ${JSON.stringify(before)}` : ''}`)));
@@ -126,7 +126,7 @@ describe('bookings', () => {
     expect(edgesNodes(next).map((n: Gql) => n.bookingId)).toEqual(bookingIds.slice(3, 6));
     expect(next.totalCount).toBe(8);
     const top = dataOf(await gql(t, owner, bookingsDoc('first: 1'))).bookings;
-    expect(edgesNodes(top)[0].bookingId).toBe(newest);
+    expect(edgesNodes(top)[0]!.bookingId).toBe(newest);
     bookingIds = [newest, ...bookingIds];
   });
 
@@ -215,7 +215,7 @@ describe('properties (the catalog, forward)', () => {
     const pages = await pageForward(doc, (d) => d.properties, 'propertyId', 60);
     const ids = pages.flatMap((p) => p.ids);
     expect(ids.length).toBeGreaterThan(100);
-    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(ids).toEqual([...ids].sort((a, b) => Number(a) - Number(b)));
     expect(new Set(ids).size).toBe(ids.length);
     expect(pages.at(-1)!.pageInfo.hasNextPage).toBe(false);
     // From the fourth edge of the second page: the properties after it.

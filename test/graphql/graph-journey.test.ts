@@ -48,7 +48,7 @@ describe('the partner journey, one document per step', () => {
     const available = edgesNodes(res).filter((i: Gql) => i.available);
     expect(available.length).toBeGreaterThan(0);
     for (const item of available) expect(item.property.roomTypes.length).toBeGreaterThan(0);
-    propertyId = available[0].property.id;
+    propertyId = available[0]!.property.id;
   });
 
   it('2. availability: the property’s rates, each bookable one with its price-check token', async () => {
@@ -170,9 +170,9 @@ describe("the dashboard of a partner's front end", () => {
     const checkedIn = bookings.find((b: Gql) => b.bookingId === someone!.id);
     expect(checkedIn).toMatchObject({ status: 'CHECKED_IN', cancellationQuote: null });
     const cancelled = bookings.find((b: Gql) => b.status === 'CANCELLED');
-    expect(cancelled.cancellationQuote).toMatchObject({ currency: 'KRW' });
+    expect(cancelled!.cancellationQuote).toMatchObject({ currency: 'KRW' });
     for (const b of bookings) expect(b.property.roomTypes.length).toBeGreaterThan(0);
-    const [hook] = edgesNodes(channel.webhooks);
+    const hook = edgesNodes(channel.webhooks)[0]!;
     expect(edgesNodes(hook.deliveries)).toEqual([{ type: 'reservation.created', status: 'DELIVERED', createdAt: expect.any(String) }]);
   });
 });
