@@ -117,7 +117,9 @@ function isCalendarDay(value: string): boolean {
   const match = DAY.exec(value);
   if (!match) return false;
   const [, year, month, day] = match.map(Number) as [number, number, number, number];
-  const date = new Date(Date.UTC(year, month - 1, day));
+  // setUTCFullYear takes the year as it is (Date.UTC reads 0 to 99 as 1900 to 1999).
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 

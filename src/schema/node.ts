@@ -61,22 +61,24 @@ export function decodeNodeId(id: string): { typename: NodeType; id: string } | n
 }
 
 /**
- * The key a root field's id argument names: the key of a global id of one of `types`, or else the
- * argument as it is, a REST identifier (a global id of another type is no identifier of these, so
- * the service finds nothing by it).
+ * A zod rule for a root field's id argument that takes a REST identifier or a global id of one of
+ * `types`: the key it names (the key of the global id, or the REST identifier as it is), held to
+ * the rule of a REST identifier (1 to 64 characters, as the REST routes take them). A global id of
+ * another type is refused, saying whose id it is.
  */
-export function keyOf(value: string, types: readonly NodeType[]): string {
-  const decoded = decodeNodeId(value);
-  return decoded && types.includes(decoded.typename) ? decoded.id : value;
-}
-
-/** A zod rule for a root field's id argument that takes a REST identifier or a global id of one of `types`: the key it names. */
 export function idArgument(...types: NodeType[]) {
   return z
     .string()
     .min(1)
     .max(300)
-    .transform((value) => keyOf(value, types));
+    .transform((value, ctx) => {
+      const decoded = decodeNodeId(value);
+      if (!decoded) return value;
+      if (types.includes(decoded.typename)) return decoded.id;
+      ctx.issues.push({ code: 'custom', input: value, message: `the global id of a ${decoded.typename}, not of a ${types.join(' or ')}` });
+      return z.NEVER;
+    })
+    .pipe(z.string().min(1).max(64));
 }
 
 /** Whether the caller may read objects of `type` (the scope of its REST read). */

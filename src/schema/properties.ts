@@ -7,7 +7,7 @@ import type { RequestContext } from '../context.js';
 import { builder } from './builder.js';
 import { arrayConnection, forwardConnectionArgs, PAGE_SIZE } from './connections.js';
 import { serviceEnum } from './enums.js';
-import { compositeKey, idArgument, keyParts, MAX_NODE_IDS } from './node.js';
+import { compositeKey, decodeNodeId, idArgument, keyParts, MAX_NODE_IDS } from './node.js';
 
 /**
  * Property content: Property, RoomType and RatePlan, each a Node. Room types and rate plans are
@@ -34,6 +34,18 @@ async function propertiesOf(ctx: RequestContext, ids: readonly string[]): Promis
   if (failed) throw failed;
   const byId = new Map((found as (Property | null)[]).filter((p): p is Property => p !== null).map((p) => [p.id, p]));
   return parsed.map((id) => (id === null ? null : (byId.get(id) ?? null)));
+}
+
+/**
+ * The room type id an argument names at `property`: a roomtypeId as REST takes it, or the id in a
+ * RoomType's global id (another property's room type names none here).
+ */
+function roomtypeIdOf(property: Property, value: string): string {
+  const decoded = decodeNodeId(value);
+  if (decoded?.typename !== 'RoomType') return value;
+  const [propertyId, roomtypeId] = keyParts(decoded.id, 2) ?? [];
+  // Another property's room type: the id as given, which no room type here has (NOT_FOUND).
+  return propertyId === String(property.id) && roomtypeId !== undefined ? roomtypeId : value;
 }
 
 const BedGroupRef = builder.objectRef<BedGroup>('BedGroup').implement({
@@ -114,14 +126,8 @@ builder.node(PropertyRef, {
       description: 'REST: GET /channel/v1/properties/{id}/rateplans (scope roomtypes:read); an unknown roomtypeId is a NOT_FOUND error',
       authScopes: operationScopes('property.ratePlans'),
       args: { roomtypeId: t.arg.id({ description: 'Only this room type: its roomtypeId, or its global id' }) },
-      validate: { schema: z.object({ roomtypeId: idArgument('RoomType').nullish() }) },
-      resolve: (p, args) => {
-        if (args.roomtypeId === undefined || args.roomtypeId === null) return ratePlansOf(p);
-        // A RoomType global id's key is "<propertyId>:<roomtypeId>"; a REST id is the room type id itself.
-        const parts = keyParts(args.roomtypeId, 2);
-        const roomtypeId = parts && parts[0] === String(p.id) ? parts[1]! : args.roomtypeId;
-        return findRoomType(p, roomtypeId).ratePlans;
-      },
+      validate: { schema: z.object({ roomtypeId: z.string().min(1).max(300).nullish() }) },
+      resolve: (p, args) => (args.roomtypeId ? findRoomType(p, roomtypeIdOf(p, args.roomtypeId)).ratePlans : ratePlansOf(p)),
     }),
   }),
 });

@@ -142,7 +142,7 @@ describe('Query.node and Query.nodes', () => {
 });
 
 describe('root fields take a REST id or a global id', () => {
-  it('lookups answer the same object by either, and null for a global id of another type', async () => {
+  it('lookups answer the same object by either; a global id of another type is a VALIDATION_ERROR saying whose it is', async () => {
     const lookups: [string, string, string][] = [
       ['booking', 'Booking', 'bookingId'],
       ['reservation', 'Reservation', 'reservationId'],
@@ -158,10 +158,27 @@ describe('root fields take a REST id or a global id', () => {
       const other = type === 'Booking' ? ids.WebhookEndpoint!.id : ids.Booking!.id;
       // A reservation is also found by the bookingId of one of its rooms (as REST), so by the Booking's global id.
       if (field === 'reservation') continue;
-      expect(dataOf(await gql(t, owner, query, { id: other }))[field]).toBeNull();
+      const error = topError(await gql(t, owner, query, { id: other }));
+      const otherType = type === 'Booking' ? 'WebhookEndpoint' : 'Booking';
+      expect({ field, code: error.extensions?.code, fields: error.extensions?.details?.fields }).toEqual({
+        field,
+        code: 'VALIDATION_ERROR',
+        fields: [{ field: 'id', reason: `the global id of a ${otherType}, not of a ${type}` }],
+      });
     }
     // A reservation by the global id of its room's booking.
     expect(dataOf(await gql(t, owner, 'query($id: ID!) { reservation(id: $id) { id } }', { id: ids.Booking!.id })).reservation.id).toBe(ids.Reservation!.id);
+  });
+
+  it('a REST id is held to the REST rule (at most 64 characters): longer is a VALIDATION_ERROR naming id', async () => {
+    for (const field of ['booking', 'reservation', 'webhook', 'property']) {
+      const error = topError(await gql(t, owner, `query($id: ID!) { ${field}(id: $id) { id } }`, { id: 'x'.repeat(65) }));
+      expect({ field, code: error.extensions?.code, fields: error.extensions?.details?.fields }).toEqual({
+        field,
+        code: 'VALIDATION_ERROR',
+        fields: [{ field: 'id', reason: expect.any(String) }],
+      });
+    }
   });
 
   it('mutations act on the object a global id names', async () => {
