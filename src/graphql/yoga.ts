@@ -7,6 +7,7 @@ import { maskError } from './maskError.js';
 import { costLimit } from './plugins/costLimit.js';
 import { csrfPrevention } from './plugins/csrfPrevention.js';
 import { httpRequestErrors } from './plugins/httpRequestErrors.js';
+import { incrementalErrors } from './plugins/incrementalErrors.js';
 import { introspectionDisabled } from './plugins/introspectionDisabled.js';
 import { armorConfig } from './plugins/limits.js';
 import { persistedOperations } from './plugins/persistedOperations.js';
@@ -18,6 +19,9 @@ import { useRateLimit } from './rateLimit.js';
 export interface GraphQLServerContext {
   ctx: RequestContext;
 }
+
+/** Yoga's default; maskError (maskError.ts) writes its own message and ignores it. */
+const ERROR_MESSAGE = 'Unexpected error.';
 
 export type Yoga = YogaServerInstance<GraphQLServerContext, RequestContext>;
 
@@ -59,7 +63,7 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQL
       warn: (...args) => logger.warn(args.length === 1 ? args[0] : args),
       error: (...args) => logger.error(args.length === 1 ? args[0] : args),
     },
-    maskedErrors: { maskError },
+    maskedErrors: { maskError, errorMessage: ERROR_MESSAGE },
     // No field takes a file: a multipart/form-data POST is an unsupported media type (415).
     multipart: false,
     plugins: [
@@ -74,6 +78,8 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQL
       csrfPrevention(),
       settings.introspection ? {} : introspectionDisabled(),
       persisted.plugin,
+      // Errors inside deferred and streamed payloads, masked as top-level ones are.
+      incrementalErrors(maskError, ERROR_MESSAGE),
       // Charges each operation's cost to the channel's rate limit (src/graphql/rateLimit.ts).
       useRateLimit(),
     ],
