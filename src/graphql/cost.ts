@@ -38,6 +38,9 @@ import { BATCH_EXTENSION, type BatchExtension } from './batchField.js';
  * - A batch field (one that declares BATCH_EXTENSION, as `batchRates`) costs at least
  *   batchCost(items) points, 1 per item of its batch argument as sent (at most the batch's maximum),
  *   as REST charges the same batch; its result list counts as many items as the batch.
+ * - @defer and @stream change when data arrives, not what is fetched: a deferred fragment costs
+ *   what its fields cost, and a streamed list counts its page size whatever its `initialCount`.
+ *   (@skip and @include do change it: a skipped selection costs nothing.)
  * - Introspection (`__schema`, `__type`) costs 1 point in all; `__typename` is free.
  * - An operation costs at least 1 point. When the operation to run is not known (several in the
  *   document and no operation name), the most expensive one counts.

@@ -27,6 +27,8 @@ function acceptedJsonType(request: Request): (typeof JSON_MEDIA_TYPES)[number] |
  * - a GET, or a form POST, whose `variables` or `extensions` parameter is not JSON: 400 BAD_REQUEST;
  * - a subscription from a client accepting JSON only (a subscription is an event stream): 406
  *   NOT_ACCEPTABLE. An Accept that admits no JSON keeps the empty 406: nothing it reads can say why.
+ *   A query or mutation with @defer or @stream from such a client never gets here: it runs without
+ *   incremental delivery and is answered in one JSON response (plugins/incrementalDelivery.ts).
  */
 export function httpRequestErrors(): Plugin {
   const malformed = () =>
