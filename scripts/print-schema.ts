@@ -1,6 +1,7 @@
-// Writes schema.graphql from the Pothos schema; test/contract/schema.test.ts fails when it is stale.
+// Writes schema.graphql: the schema the server serves (the Pothos schema with @defer and @stream,
+// src/graphql/schema.ts); test/contract/schema.test.ts fails when it is stale.
 import { writeFileSync } from 'node:fs';
 import { printSchema } from 'graphql';
-import { schema } from '../src/schema/index.js';
+import { servedSchema } from '../src/graphql/index.js';
 
-writeFileSync(new URL('../schema.graphql', import.meta.url), `${printSchema(schema)}\n`);
+writeFileSync(new URL('../schema.graphql', import.meta.url), `${printSchema(servedSchema)}\n`);

@@ -42,6 +42,9 @@ import { INSTANCE_COST, type InstanceCost } from './costField.js';
  * - A field that asks the provider for something per parent (one that declares INSTANCE_COST, as
  *   `Property.availability`) adds its points for every instance it may have, on top of the above:
  *   `properties(first: 20) { edges { node { availability(stay: ...) } } }` costs 1 + 20 points.
+ * - @defer and @stream change when data arrives, not what is fetched: a deferred fragment costs
+ *   what its fields cost, and a streamed list counts its page size whatever its `initialCount`.
+ *   (@skip and @include do change it: a skipped selection costs nothing.)
  * - Introspection (`__schema`, `__type`) costs 1 point in all; `__typename` is free.
  * - An operation costs at least 1 point. When the operation to run is not known (several in the
  *   document and no operation name), the most expensive one counts.

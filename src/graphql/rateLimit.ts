@@ -72,8 +72,9 @@ function requestContextOf(context: unknown): RequestContext | undefined {
 
 /**
  * Yoga plugin: charges each operation its documentCost when it is about to run (a refused one
- * does not run), reports `extensions.rateLimit { cost, limit, remaining, reset }` and sets the
- * X-RateLimit headers. A request that never reaches an operation (a document that does not parse
+ * does not run), reports `extensions.rateLimit { cost, limit, remaining, reset }` (on the first
+ * payload of an incremental result: an operation with @defer or @stream is charged once, not per
+ * payload) and sets the X-RateLimit headers. A request that never reaches an operation (a document that does not parse
  * or validate, a malformed body) costs 1 point. Over graphql-ws the charge is made when the
  * operation is subscribed (chargeWsOperation) and this plugin only reports it.
  */
@@ -102,7 +103,20 @@ export function useRateLimit(): Plugin {
       return {
         onExecuteDone({ result, setResult }) {
           const charged = chargeOf(payload.args.contextValue);
-          if (charged && isExecutionResult(result)) setResult(withExtension(result, charged));
+          if (!charged) return;
+          if (isExecutionResult(result)) {
+            setResult(withExtension(result, charged));
+            return;
+          }
+          // An incremental result (@defer, @stream), charged once: reported on its first payload.
+          let first = true;
+          return {
+            onNext({ result: part, setResult: setPart }) {
+              if (!first) return;
+              first = false;
+              setPart(withExtension(part, charged));
+            },
+          };
         },
       };
     },

@@ -94,7 +94,9 @@ function refuseUpgrade(socket: Duplex, error: AppError): void {
  * SUBSCRIPTIONS_MAX_PER_CONNECTION operations at once. Operations run through Yoga's envelop, so
  * plugins and masking apply: the GraphQL limits (tokens while parsing; depth, aliases, directives,
  * cost and the introspection switch while validating) refuse an operation here as on HTTP, and
- * persisted operations follow the same rules (graphql.operationSource).
+ * persisted operations follow the same rules (graphql.operationSource). A query or mutation with
+ * @defer or @stream returns its payloads one by one (plugins/incrementalDelivery.ts): graphql-ws
+ * sends each as a `next` message, then `complete`.
  */
 type WsExtra = Extra & { credentials?: CredentialHeaders; clientIp?: string | undefined; operations?: Set<string> };
 

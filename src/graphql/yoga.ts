@@ -1,23 +1,29 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { AppDeps, RequestContext } from '../context.js';
-import { schema } from '../schema/index.js';
 import { maskError } from './maskError.js';
 import { costLimit } from './plugins/costLimit.js';
 import { csrfPrevention } from './plugins/csrfPrevention.js';
 import { httpRequestErrors } from './plugins/httpRequestErrors.js';
+import { incrementalDelivery } from './plugins/incrementalDelivery.js';
+import { incrementalErrors } from './plugins/incrementalErrors.js';
 import { introspectionDisabled } from './plugins/introspectionDisabled.js';
 import { armorConfig } from './plugins/limits.js';
 import { persistedOperations } from './plugins/persistedOperations.js';
 import { suggestionsHidden } from './plugins/suggestionsHidden.js';
 import { variableRequestErrors } from './plugins/variableRequestErrors.js';
 import { useRateLimit } from './rateLimit.js';
+import { servedSchema } from './schema.js';
 
 /** Server context handed to yoga.fetch: the request context the HTTP layer built. */
 export interface GraphQLServerContext {
   ctx: RequestContext;
 }
+
+/** Yoga's default; maskError (maskError.ts) writes its own message and ignores it. */
+const ERROR_MESSAGE = 'Unexpected error.';
 
 export type Yoga = YogaServerInstance<GraphQLServerContext, RequestContext>;
 
@@ -32,7 +38,7 @@ export interface GraphQLServer {
 }
 
 /**
- * The GraphQL server over the Pothos schema. Domain errors keep their code and details in
+ * The GraphQL server over the served schema (schema.ts). Domain errors keep their code and details in
  * `extensions`; anything else is masked as INTERNAL_ERROR with the request id (maskError.ts).
  *
  * Protection (GRAPHQL_* settings, docs/decisions.md "GraphQL limits"): depth, alias, token and
@@ -40,13 +46,17 @@ export interface GraphQLServer {
  * introspection and GraphiQL switches, suggestions hidden, persisted operations. The limits and
  * switches are envelop plugins (one file each under plugins/), so graphql-ws (which runs
  * operations through yoga.getEnveloped) gets the same parse, validate and execute.
+ *
+ * @defer and @stream (docs/decisions.md "Incremental delivery"): payloads after the first over
+ * multipart/mixed, SSE and graphql-ws, with the same masking, limits and rate-limit charge.
  */
 export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQLServer {
   const { config, logger } = deps;
   const settings = config.graphql;
   const persisted = persistedOperations(settings);
   const yoga = createYoga<GraphQLServerContext, RequestContext>({
-    schema,
+    // The Pothos schema with @defer and @stream (src/graphql/schema.ts), as schema.graphql prints it.
+    schema: servedSchema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     // CORS is decided for every surface at once (rest-adapters/transport.ts, CORS_ORIGINS).
@@ -59,7 +69,7 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQL
       warn: (...args) => logger.warn(args.length === 1 ? args[0] : args),
       error: (...args) => logger.error(args.length === 1 ? args[0] : args),
     },
-    maskedErrors: { maskError },
+    maskedErrors: { maskError, errorMessage: ERROR_MESSAGE },
     // No field takes a file: a multipart/form-data POST is an unsupported media type (415).
     multipart: false,
     plugins: [
@@ -74,6 +84,12 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQL
       csrfPrevention(),
       settings.introspection ? {} : introspectionDisabled(),
       persisted.plugin,
+      // @defer and @stream: incremental delivery over multipart/mixed, SSE and graphql-ws; the whole
+      // result at once for a client accepting JSON only; refused in subscriptions (incrementalDelivery.ts).
+      useDeferStream(),
+      incrementalDelivery(),
+      // Errors inside deferred and streamed payloads, masked as top-level ones are.
+      incrementalErrors(maskError, ERROR_MESSAGE),
       // Charges each operation's cost to the channel's rate limit (src/graphql/rateLimit.ts).
       useRateLimit(),
     ],

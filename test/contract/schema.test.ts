@@ -1,16 +1,41 @@
 import { readFileSync } from 'node:fs';
-import { getNamedType, isObjectType, printSchema } from 'graphql';
+import { buildClientSchema, getIntrospectionQuery, getNamedType, isObjectType, printSchema, type IntrospectionQuery } from 'graphql';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { schema } from '../../src/schema/index.js';
+import { loadConfig } from '../../src/config.js';
+import { createGraphQL, servedSchema } from '../../src/graphql/index.js';
 import { SCOPES } from '../../src/services/access/index.js';
+import { cleanupEnv, testEnv } from '../helpers/service.js';
+
+const checkedIn = () => readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8');
 
 describe('schema.graphql', () => {
-  it('is the schema printed from the code (run `npm run schema:print` after changing it)', () => {
-    const checkedIn = readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8');
-    expect(checkedIn).toBe(`${printSchema(schema)}\n`);
+  it('is the served schema printed from the code (run `npm run schema:print` after changing it)', () => {
+    expect(checkedIn()).toBe(`${printSchema(servedSchema)}\n`);
+  });
+
+  it('is what the server serves: introspection shows the same schema, @defer and @stream included', async () => {
+    const env = testEnv();
+    try {
+      const { yoga } = createGraphQL({ config: loadConfig(env), logger: pino({ level: 'silent' }) });
+      const query = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true });
+      const res = await yoga.fetch('http://localhost/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+      });
+      const { data } = (await res.json()) as { data: IntrospectionQuery };
+      const introspected = buildClientSchema(data);
+      expect(introspected.getDirective('defer')?.locations).toEqual(['FRAGMENT_SPREAD', 'INLINE_FRAGMENT']);
+      expect(introspected.getDirective('stream')?.args.map((a) => a.name)).toEqual(['if', 'label', 'initialCount']);
+      expect(`${printSchema(introspected)}\n`).toBe(checkedIn());
+    } finally {
+      await cleanupEnv(env);
+    }
   });
 
   it('declares known scopes on every root field (deny by default): one, or a list all of which are needed', () => {
+    const schema = servedSchema;
     const roots = [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].filter(
       (t): t is NonNullable<typeof t> => t != null && isObjectType(getNamedType(t)),
     );

@@ -1,5 +1,6 @@
 import { createGraphQLError, isAsyncIterable, isPromise, processRegularResult, type Plugin } from 'graphql-yoga';
 import { BadRequestError, NotAcceptableError, UnsupportedMediaTypeError, type AppError } from '../../services/kernel/index.js';
+import { acceptedMediaTypes, admits } from '../accept.js';
 import { errorExtensions } from '../errors.js';
 
 const graphQLError = (error: AppError) => createGraphQLError(error.message, { extensions: errorExtensions(error) });
@@ -8,18 +9,12 @@ const JSON_MEDIA_TYPES = ['application/graphql-response+json', 'application/json
 
 /**
  * The JSON media type Yoga would answer in for this Accept header (the first entry that admits
- * one; a wildcard means application/json), or null when it admits none. As Yoga reads it:
- * parameters dropped, an entry with a charset other than utf-8 skipped, no header is any.
+ * one; a wildcard means application/json), or null when it admits none.
  */
 function acceptedJsonType(request: Request): (typeof JSON_MEDIA_TYPES)[number] | null {
-  const entries = (request.headers.get('accept') || '*/*').replace(/\s/g, '').toLowerCase().split(',');
-  for (const entry of entries) {
-    const [type = '', ...params] = entry.split(';');
-    const charset = params.find((p) => p.includes('charset='));
-    if (charset !== undefined && charset !== 'charset=utf-8') continue;
+  for (const type of acceptedMediaTypes(request)) {
     if (type === JSON_MEDIA_TYPES[0]) return JSON_MEDIA_TYPES[0];
-    const [pre, suf] = type.split('/');
-    if ((pre === '*' || pre === 'application') && (suf === '*' || suf === 'json')) return 'application/json';
+    if (admits(type, 'application/json')) return 'application/json';
   }
   return null;
 }
@@ -32,6 +27,8 @@ function acceptedJsonType(request: Request): (typeof JSON_MEDIA_TYPES)[number] |
  * - a GET, or a form POST, whose `variables` or `extensions` parameter is not JSON: 400 BAD_REQUEST;
  * - a subscription from a client accepting JSON only (a subscription is an event stream): 406
  *   NOT_ACCEPTABLE. An Accept that admits no JSON keeps the empty 406: nothing it reads can say why.
+ *   A query or mutation with @defer or @stream from such a client never gets here: it runs without
+ *   incremental delivery and is answered in one JSON response (plugins/incrementalDelivery.ts).
  */
 export function httpRequestErrors(): Plugin {
   const malformed = () =>

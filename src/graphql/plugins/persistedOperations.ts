@@ -4,9 +4,10 @@ import { parse, validate, type GraphQLError } from 'graphql';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { Config } from '../../config.js';
-import { schema } from '../../schema/index.js';
 import { BadRequestError, type ErrorCode } from '../../services/kernel/index.js';
 import { errorExtensions } from '../errors.js';
+import { servedSchema } from '../schema.js';
+import { servedValidationRules } from './incrementalDelivery.js';
 
 /**
  * GRAPHQL_PERSISTED_OPERATIONS_FILE and GRAPHQL_PERSISTED_ONLY: Yoga's plugin for HTTP (none
@@ -62,7 +63,8 @@ function persistedOperationId(extensions: unknown): string | null {
  * The persisted operations in GRAPHQL_PERSISTED_OPERATIONS_FILE: an object of hash -> document
  * (the shape of GraphQL Code Generator's persisted-documents.json) or an array of documents, each
  * stored under the SHA-256 (hex) of its text. Every document must parse and validate against the
- * schema, or the service does not start.
+ * served schema with the served rules (so @defer and @stream are known), or the service does not
+ * start.
  */
 export function loadPersistedOperations(path: string): ReadonlyMap<string, string> {
   let raw: unknown;
@@ -78,11 +80,12 @@ export function loadPersistedOperations(path: string): ReadonlyMap<string, strin
     ? raw.map((doc, i) => [typeof doc === 'string' ? operationHash(doc) : `#${i}`, doc])
     : Object.entries(raw);
   const operations = new Map<string, string>();
+  const rules = servedValidationRules();
   for (const [id, doc] of entries) {
     if (typeof doc !== 'string') throw new Error(`GRAPHQL_PERSISTED_OPERATIONS_FILE ${path}: ${id} is not a document string`);
     let errors: readonly GraphQLError[];
     try {
-      errors = validate(schema, parse(doc));
+      errors = validate(servedSchema, parse(doc), rules);
     } catch (error) {
       errors = [error as GraphQLError];
     }
