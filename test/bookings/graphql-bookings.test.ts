@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyReported } from '../../src/services/bookings/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { day, v1, type Offer } from '../helpers/flow.js';
-import { dataOf, gql, type Gql, topError } from '../helpers/graphql.js';
+import { dataOf, edgesNodes, gql, type Gql, topError } from '../helpers/graphql.js';
 import { balanceOf, bookingCount } from '../helpers/ledger.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
 
 /**
  * The GraphQL twins of the v1 booking flow: the same services as REST, so the same records and
@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const BOOKING_FIELDS = `
-  id userId appId hubBookingNumber channelBookingNumber propertyId propertyName roomType ratePlan
+  bookingId userId appId hubBookingNumber channelBookingNumber propertyId propertyName roomType ratePlan
   checkin checkout guestsAdult guestsChild bookerName bookerEmail guestFirstName guestLastName
   guestPhone guestCountry specialRequests totalAmount netAmount saleAmount currency status
   cancellationPolicy cancellationDeadline refundAmount cancellationFee createdAt updatedAt`;
@@ -60,8 +60,11 @@ const UPDATE = `mutation($id: ID!, $input: UpdateBookingInput!) {
 }`;
 
 const QUOTE = `query($id: ID!) {
-  cancellationQuote(id: $id) { booking { id status } cancellationFee refundAmount currency freeCancellationBefore final }
+  cancellationQuote(id: $id) { booking { bookingId status } cancellationFee refundAmount currency freeCancellationBefore final }
 }`;
+
+/** A connection as a test reads it. */
+type Connection = Gql & { edges: { cursor: string; node: Gql }[] };
 
 async function create(svc: TestService, who: IssuedCredentials, input: Record<string, unknown>, headers: Record<string, string> = {}) {
   return dataOf(await gql(svc, who, CREATE, { input }, headers)).createBooking as Gql;
@@ -75,11 +78,21 @@ async function book(who: IssuedCredentials = creds, input: Record<string, unknow
   return result.booking;
 }
 
-/** The REST record with the GraphQL shapes: amounts as numbers, propertyId as a number. */
+/** A REST enum value (confirmed, non_refundable) as GraphQL spells it (CONFIRMED, NON_REFUNDABLE). */
+const enumValue = (v: string | null) => (v === null ? null : v.toUpperCase());
+
+/**
+ * The REST record with the GraphQL shapes: its id as bookingId, amounts as numbers, propertyId
+ * as a number, status and cancellation policy as GraphQL enum values.
+ */
 function asGraphQL(record: Gql): Gql {
   const amount = (v: string | null) => (v === null ? null : Number(v));
+  const { id, ...rest } = record;
   return {
-    ...record,
+    ...rest,
+    bookingId: id,
+    status: enumValue(record.status),
+    cancellationPolicy: enumValue(record.cancellationPolicy),
     propertyId: Number(record.propertyId),
     totalAmount: amount(record.totalAmount),
     netAmount: amount(record.netAmount),
@@ -93,6 +106,18 @@ async function restRecord(who: IssuedCredentials, id: string): Promise<Gql> {
   const res = await v1(t, who).get(id);
   expect(res.status).toBe(200);
   return (await res.json()).data;
+}
+
+/**
+ * A Date variable that is not a calendar day: refused while the variables are read (HTTP 400, no
+ * data, BAD_USER_INPUT), the message naming the variable's path.
+ */
+function expectBadDateVariable(res: GraphQLResult, path: string) {
+  expect(res.status).toBe(400);
+  expect(res.data).toBeUndefined();
+  const error = topError(res);
+  expect(error.extensions?.code).toBe('BAD_USER_INPUT');
+  expect(error.message).toContain(`"${path}"`);
 }
 
 describe('Mutation.createBooking', () => {
@@ -129,8 +154,8 @@ describe('Mutation.createBooking', () => {
       netAmount: offer.amount,
       saleAmount: 250000,
       currency: 'KRW',
-      status: 'confirmed',
-      cancellationPolicy: offer.cancellationPolicy,
+      status: 'CONFIRMED',
+      cancellationPolicy: enumValue(offer.cancellationPolicy),
       refundAmount: null,
       cancellationFee: null,
     });
@@ -138,7 +163,7 @@ describe('Mutation.createBooking', () => {
     expect(b.hubBookingNumber).toEqual(expect.any(String));
     expect(b.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
 
-    const record = await restRecord(creds, b.id);
+    const record = await restRecord(creds, b.bookingId);
     expect(record.totalAmount).toBe(String(b.totalAmount));
     expect(record.netAmount).toBe(String(b.netAmount));
     expect(record.saleAmount).toBe('250000');
@@ -153,7 +178,7 @@ describe('Mutation.createBooking', () => {
       __typename: 'BookTokenError',
       code: 'BOOK_TOKEN_USED',
       message: expect.any(String),
-      bookingId: first.id,
+      bookingId: first.bookingId,
     });
   });
 
@@ -221,7 +246,7 @@ describe('Mutation.createBooking', () => {
     expect(res.data).toBeNull();
     expect(topError(res).extensions).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'reservations:write' } });
     // Reading is allowed to it.
-    expect(dataOf(await gql(t, reader, '{ bookings { pagination { total } } }')).bookings.pagination.total).toBe(0);
+    expect(dataOf(await gql(t, reader, '{ bookings { totalCount } }')).bookings.totalCount).toBe(0);
 
     const anonymous = await t.graphql(CREATE, { input: { bookToken: offer.bookToken, bookerName: 'Kim Minji' } });
     expect(topError(anonymous).extensions?.code).toBe('UNAUTHORIZED');
@@ -248,7 +273,7 @@ describe('Mutation.createBooking in production', () => {
     });
     expect(await bookingCount(production, poor.user_id)).toBe(0);
     expect(await balanceOf(production, poor.user_id)).toBe(1000n);
-    expect(dataOf(await gql(production, poor, '{ bookings { items { id } } }')).bookings.items).toEqual([]);
+    expect(edgesNodes(dataOf(await gql(production, poor, '{ bookings { edges { node { bookingId } } } }')).bookings)).toEqual([]);
   });
 
   it('with enough balance the booking is made and the balance pays it; cancelling refunds it', async () => {
@@ -257,7 +282,7 @@ describe('Mutation.createBooking in production', () => {
     const result = await create(production, rich, { bookToken: offer.bookToken, bookerName: 'Kim Minji' });
     expect(result.__typename).toBe('CreateBookingSuccess');
     expect(await balanceOf(production, rich.user_id)).toBe(5_000_000n - BigInt(offer.amount));
-    const cancelled = dataOf(await gql(production, rich, CANCEL, { id: result.booking.id })).cancelBooking;
+    const cancelled = dataOf(await gql(production, rich, CANCEL, { id: result.booking.bookingId })).cancelBooking;
     expect(cancelled.__typename).toBe('CancelBookingSuccess');
     expect(await balanceOf(production, rich.user_id)).toBe(5_000_000n - BigInt(offer.amount) + BigInt(cancelled.booking.refundAmount));
   });
@@ -266,14 +291,16 @@ describe('Mutation.createBooking in production', () => {
 describe('Query.bookings', () => {
   let lister: IssuedCredentials;
   const made: Gql[] = [];
-  const LIST = `query($filter: BookingFilter, $page: Int!, $perPage: Int!) {
-    bookings(filter: $filter, page: $page, perPage: $perPage) {
-      items { id checkin channelBookingNumber status totalAmount }
-      pagination { total page perPage totalPages hasNext }
+  const LIST = `query($filter: BookingFilter, $first: Int, $after: String) {
+    bookings(filter: $filter, first: $first, after: $after) {
+      edges { cursor node { bookingId checkin channelBookingNumber status totalAmount } }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+      totalCount
     }
   }`;
   const list = async (variables: Record<string, unknown>) =>
-    dataOf(await gql(t, lister, LIST, { page: 1, perPage: 20, ...variables })).bookings as Gql;
+    dataOf(await gql(t, lister, LIST, { first: 20, ...variables })).bookings as Connection;
+  const bookingIds = (connection: Gql) => edgesNodes(connection as Connection).map((b) => b.bookingId);
 
   beforeAll(async () => {
     lister = await t.channel();
@@ -284,46 +311,67 @@ describe('Query.bookings', () => {
     }
   });
 
-  it('lists the channel’s bookings newest first, with defaults page 1 and perPage 20', async () => {
-    const res = dataOf(await gql(t, lister, '{ bookings { items { id } pagination { total page perPage totalPages hasNext } } }')).bookings;
-    expect(res.items.map((b: Gql) => b.id)).toEqual(made.map((b) => b.id).reverse());
-    expect(res.pagination).toEqual({ total: 3, page: 1, perPage: 20, totalPages: 1, hasNext: false });
+  it('lists the channel’s bookings newest first, with the default page size 20', async () => {
+    const res = dataOf(
+      await gql(t, lister, '{ bookings { edges { cursor node { bookingId } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } totalCount } }'),
+    ).bookings;
+    expect(bookingIds(res)).toEqual(made.map((b) => b.bookingId).reverse());
+    expect(res.totalCount).toBe(3);
+    expect(res.pageInfo).toEqual({ hasNextPage: false, hasPreviousPage: false, startCursor: res.edges[0].cursor, endCursor: res.edges[2].cursor });
+
+    // The default page holds 20: a channel with 21 bookings gets the newest 20, and more after them.
+    const crowd = await t.channel();
+    const flow = v1(t, crowd);
+    const crowded: string[] = [];
+    for (let i = 0; i < 21; i++) {
+      const offer = await flow.offer({ from: 1 + (i % 10), checkin: day(100 + i), checkout: day(101 + i) });
+      const res = await flow.book({ book_token: offer.bookToken, booker_name: 'Crowd' });
+      expect(res.status).toBe(201);
+      crowded.push((await res.json()).data.id);
+    }
+    const page = dataOf(await gql(t, crowd, '{ bookings { edges { node { bookingId } } pageInfo { hasNextPage hasPreviousPage } totalCount } }')).bookings;
+    expect(bookingIds(page)).toEqual(crowded.slice(1).reverse());
+    expect(page.totalCount).toBe(21);
+    expect(page.pageInfo).toEqual({ hasNextPage: true, hasPreviousPage: false });
   });
 
   it('pages', async () => {
-    const first = await list({ perPage: 2 });
-    expect(first.items.map((b: Gql) => b.id)).toEqual([made[2]!.id, made[1]!.id]);
-    expect(first.pagination).toEqual({ total: 3, page: 1, perPage: 2, totalPages: 2, hasNext: true });
-    const second = await list({ page: 2, perPage: 2 });
-    expect(second.items.map((b: Gql) => b.id)).toEqual([made[0]!.id]);
-    expect(second.pagination).toEqual({ total: 3, page: 2, perPage: 2, totalPages: 2, hasNext: false });
+    const first = await list({ first: 2 });
+    expect(bookingIds(first)).toEqual([made[2]!.bookingId, made[1]!.bookingId]);
+    expect(first.totalCount).toBe(3);
+    expect(first.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
+    const second = await list({ first: 2, after: first.pageInfo.endCursor });
+    expect(bookingIds(second)).toEqual([made[0]!.bookingId]);
+    expect(second.totalCount).toBe(3);
+    expect(second.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
   });
 
   it('filters by check-in days, creation days, channel booking number and status', async () => {
     const inRange = await list({ filter: { checkinFrom: day(55), checkinTo: day(60) } });
-    expect(inRange.items.map((b: Gql) => b.id)).toEqual([made[1]!.id]);
+    expect(bookingIds(inRange)).toEqual([made[1]!.bookingId]);
     const byNumber = await list({ filter: { channelBookingNumber: 'LIST-2' } });
-    expect(byNumber.items.map((b: Gql) => b.channelBookingNumber)).toEqual(['LIST-2']);
+    expect(edgesNodes(byNumber).map((b: Gql) => b.channelBookingNumber)).toEqual(['LIST-2']);
     // Creation days are UTC days; a day either side keeps this true across midnight.
-    expect((await list({ filter: { createdFrom: day(-1), createdTo: day(1) } })).pagination.total).toBe(3);
-    expect((await list({ filter: { createdTo: day(-2) } })).pagination.total).toBe(0);
-    expect((await list({ filter: { createdFrom: day(2) } })).pagination.total).toBe(0);
-    expect((await list({ filter: { status: 'confirmed' } })).pagination.total).toBe(3);
-    expect((await list({ filter: { status: 'cancelled' } })).items).toEqual([]);
+    expect((await list({ filter: { createdFrom: day(-1), createdTo: day(1) } })).totalCount).toBe(3);
+    expect((await list({ filter: { createdTo: day(-2) } })).totalCount).toBe(0);
+    expect((await list({ filter: { createdFrom: day(2) } })).totalCount).toBe(0);
+    expect((await list({ filter: { status: 'CONFIRMED' } })).totalCount).toBe(3);
+    expect((await list({ filter: { status: 'CANCELLED' } })).edges).toEqual([]);
   });
 
-  it('refuses bad filters and page sizes with VALIDATION_ERROR naming the GraphQL fields', async () => {
-    const crossed = await gql(t, lister, LIST, { page: 1, perPage: 20, filter: { checkinFrom: day(60), checkinTo: day(50) } });
+  it('refuses bad filters and page sizes with VALIDATION_ERROR naming the GraphQL fields; a malformed date as the variables are read', async () => {
+    const crossed = await gql(t, lister, LIST, { first: 20, filter: { checkinFrom: day(60), checkinTo: day(50) } });
     expect(topError(crossed).extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'filter.checkinTo' }] } });
-    const tooMany = await gql(t, lister, LIST, { page: 1, perPage: 101 });
-    expect(topError(tooMany).extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'perPage' }] } });
-    const badDate = await gql(t, lister, LIST, { page: 1, perPage: 20, filter: { createdFrom: '2026-13-01' } });
-    expect(topError(badDate).extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'filter.createdFrom' }] } });
+    const tooMany = await gql(t, lister, LIST, { first: 101 });
+    expect(topError(tooMany).extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'first' }] } });
+    // A Date variable that is not a calendar day is refused before the field runs, naming its path.
+    const badDate = await gql(t, lister, LIST, { first: 20, filter: { createdFrom: '2026-13-01' } });
+    expectBadDateVariable(badDate, 'filter.createdFrom');
   });
 
   it('never shows another channel’s bookings', async () => {
-    const ids = (await list({ perPage: 100 })).items.map((b: Gql) => b.id);
-    const other = dataOf(await gql(t, creds, '{ bookings(perPage: 100) { items { id } } }')).bookings.items.map((b: Gql) => b.id);
+    const ids = bookingIds(await list({ first: 100 }));
+    const other = bookingIds(dataOf(await gql(t, creds, '{ bookings(first: 100) { edges { node { bookingId } } } }')).bookings);
     expect(other.filter((id: string) => ids.includes(id))).toEqual([]);
   });
 });
@@ -331,10 +379,10 @@ describe('Query.bookings', () => {
 describe('Query.booking', () => {
   it('is the booking of the caller, and null for another channel’s, an unknown or a malformed id', async () => {
     const mine = await book();
-    const q = `query($id: ID!) { booking(id: $id) { id status totalAmount } }`;
-    expect(dataOf(await gql(t, creds, q, { id: mine.id })).booking).toEqual({ id: mine.id, status: 'confirmed', totalAmount: mine.totalAmount });
+    const q = `query($id: ID!) { booking(id: $id) { bookingId status totalAmount } }`;
+    expect(dataOf(await gql(t, creds, q, { id: mine.bookingId })).booking).toEqual({ bookingId: mine.bookingId, status: 'CONFIRMED', totalAmount: mine.totalAmount });
     const stranger = await t.channel();
-    expect(dataOf(await gql(t, stranger, q, { id: mine.id }))).toEqual({ booking: null });
+    expect(dataOf(await gql(t, stranger, q, { id: mine.bookingId }))).toEqual({ booking: null });
     expect(dataOf(await gql(t, creds, q, { id: '00000000-0000-4000-8000-000000000000' }))).toEqual({ booking: null });
     expect(dataOf(await gql(t, creds, q, { id: 'nope' }))).toEqual({ booking: null });
   });
@@ -348,7 +396,7 @@ describe('Query.booking', () => {
     const viaGraphQL = dataOf(await gql(t, creds, `query($id: ID!) { booking(id: $id) { ${BOOKING_FIELDS} } }`, { id: record.id })).booking;
     expect(viaGraphQL).toEqual(asGraphQL(record));
     expect(viaGraphQL.totalAmount).toBe(Number(record.totalAmount));
-    expect(viaGraphQL.status).toBe(record.status);
+    expect(viaGraphQL.status).toBe(enumValue(record.status));
 
     // Cancelled through GraphQL, read through REST.
     const cancelled = dataOf(await gql(t, creds, CANCEL, { id: record.id })).cancelBooking.booking;
@@ -364,81 +412,81 @@ describe('Query.cancellationQuote and Mutation.cancelBooking', () => {
   it('quotes the fee as REST does, cancels with it, and then quotes the recorded figures as final', async () => {
     const offer = await api.offer({ policy: 'non_refundable' });
     const booking = await book(creds, {}, offer);
-    const quote = dataOf(await gql(t, creds, QUOTE, { id: booking.id })).cancellationQuote;
+    const quote = dataOf(await gql(t, creds, QUOTE, { id: booking.bookingId })).cancellationQuote;
     expect(quote).toEqual({
-      booking: { id: booking.id, status: 'confirmed' },
+      booking: { bookingId: booking.bookingId, status: 'CONFIRMED' },
       cancellationFee: offer.amount,
       refundAmount: 0,
       currency: 'KRW',
       freeCancellationBefore: null,
       final: false,
     });
-    const rest = (await (await api.call('GET', `/bookings/${booking.id}/cancellation-fee`)).json()).data;
+    const rest = (await (await api.call('GET', `/bookings/${booking.bookingId}/cancellation-fee`)).json()).data;
     expect({ fee: rest.cancellation_fee, refund: rest.refund_amount }).toEqual({ fee: quote.cancellationFee, refund: quote.refundAmount });
 
-    const cancelled = dataOf(await gql(t, creds, CANCEL, { id: booking.id })).cancelBooking;
+    const cancelled = dataOf(await gql(t, creds, CANCEL, { id: booking.bookingId })).cancelBooking;
     expect(cancelled.__typename).toBe('CancelBookingSuccess');
-    expect(cancelled.booking).toMatchObject({ id: booking.id, status: 'cancelled', cancellationFee: offer.amount, refundAmount: 0 });
+    expect(cancelled.booking).toMatchObject({ bookingId: booking.bookingId, status: 'CANCELLED', cancellationFee: offer.amount, refundAmount: 0 });
 
-    const final = dataOf(await gql(t, creds, QUOTE, { id: booking.id })).cancellationQuote;
-    expect(final).toMatchObject({ booking: { status: 'cancelled' }, cancellationFee: offer.amount, refundAmount: 0, final: true });
+    const final = dataOf(await gql(t, creds, QUOTE, { id: booking.bookingId })).cancellationQuote;
+    expect(final).toMatchObject({ booking: { status: 'CANCELLED' }, cancellationFee: offer.amount, refundAmount: 0, final: true });
   });
 
   it('a free cancellation: fee 0, the whole amount refunded, the deadline of the booking', async () => {
     const offer = await api.offer({ policy: 'flexible' });
     const booking = await book(creds, {}, offer);
-    const quote = dataOf(await gql(t, creds, QUOTE, { id: booking.id })).cancellationQuote;
+    const quote = dataOf(await gql(t, creds, QUOTE, { id: booking.bookingId })).cancellationQuote;
     expect(quote).toMatchObject({ cancellationFee: 0, refundAmount: offer.amount, freeCancellationBefore: booking.cancellationDeadline, final: false });
     expect(booking.cancellationDeadline).toEqual(expect.any(String));
   });
 
   it('cancelling again is the typed BookingAlreadyCancelledError (BOOKING_ALREADY_CANCELLED)', async () => {
     const booking = await book();
-    expect(dataOf(await gql(t, creds, CANCEL, { id: booking.id })).cancelBooking.__typename).toBe('CancelBookingSuccess');
-    const again = dataOf(await gql(t, creds, CANCEL, { id: booking.id })).cancelBooking;
+    expect(dataOf(await gql(t, creds, CANCEL, { id: booking.bookingId })).cancelBooking.__typename).toBe('CancelBookingSuccess');
+    const again = dataOf(await gql(t, creds, CANCEL, { id: booking.bookingId })).cancelBooking;
     expect(again).toEqual({
       __typename: 'BookingAlreadyCancelledError',
       code: 'BOOKING_ALREADY_CANCELLED',
       message: expect.any(String),
-      bookingId: booking.id,
-      status: 'cancelled',
+      bookingId: booking.bookingId,
+      status: 'CANCELLED',
     });
     // As REST says it.
-    const rest = await api.cancel(booking.id);
+    const rest = await api.cancel(booking.bookingId);
     expect(rest.status).toBe(409);
     expect((await rest.json()).error.code).toBe('BOOKING_ALREADY_CANCELLED');
   });
 
   it('a checked-in booking: cancelBooking is the typed BookingNotCancellableError, the quote a top-level error', async () => {
     const booking = await book();
-    const row = await t.service.deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.id } });
+    const row = await t.service.deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.bookingId } });
     expect((await applyReported(t.service.deps, row, 'checked_in'))?.status).toBe('checked_in');
 
-    const refused = dataOf(await gql(t, creds, CANCEL, { id: booking.id })).cancelBooking;
-    expect(refused).toMatchObject({ __typename: 'BookingNotCancellableError', code: 'BOOKING_NOT_CANCELLABLE', bookingId: booking.id, status: 'checked_in' });
+    const refused = dataOf(await gql(t, creds, CANCEL, { id: booking.bookingId })).cancelBooking;
+    expect(refused).toMatchObject({ __typename: 'BookingNotCancellableError', code: 'BOOKING_NOT_CANCELLABLE', bookingId: booking.bookingId, status: 'CHECKED_IN' });
 
-    const quote = await gql(t, creds, QUOTE, { id: booking.id });
+    const quote = await gql(t, creds, QUOTE, { id: booking.bookingId });
     expect(topError(quote).extensions?.code).toBe('BOOKING_NOT_CANCELLABLE');
 
     // Special requests can no longer change once checked in.
-    const update = dataOf(await gql(t, creds, UPDATE, { id: booking.id, input: { specialRequests: 'Late checkout' } })).updateBooking;
-    expect(update).toMatchObject({ __typename: 'BookingNotModifiableError', code: 'BOOKING_NOT_MODIFIABLE', bookingId: booking.id, status: 'checked_in' });
+    const update = dataOf(await gql(t, creds, UPDATE, { id: booking.bookingId, input: { specialRequests: 'Late checkout' } })).updateBooking;
+    expect(update).toMatchObject({ __typename: 'BookingNotModifiableError', code: 'BOOKING_NOT_MODIFIABLE', bookingId: booking.bookingId, status: 'CHECKED_IN' });
   });
 
   it('another channel’s booking: quote null, cancel a top-level NOT_FOUND, and the booking untouched', async () => {
     const booking = await book();
     const stranger = await t.channel();
-    expect(dataOf(await gql(t, stranger, QUOTE, { id: booking.id }))).toEqual({ cancellationQuote: null });
-    const res = await gql(t, stranger, CANCEL, { id: booking.id });
+    expect(dataOf(await gql(t, stranger, QUOTE, { id: booking.bookingId }))).toEqual({ cancellationQuote: null });
+    const res = await gql(t, stranger, CANCEL, { id: booking.bookingId });
     expect(topError(res).extensions?.code).toBe('NOT_FOUND');
-    expect((await restRecord(creds, booking.id)).status).toBe('confirmed');
+    expect((await restRecord(creds, booking.bookingId)).status).toBe('confirmed');
   });
 
   it('cancelling needs reservations:write', async () => {
     const booking = await book();
     const reader = await t.channel({ scopes: ['reservations:read'] });
     // The reader cannot see this booking either, but the scope is checked first.
-    const res = await gql(t, reader, CANCEL, { id: booking.id });
+    const res = await gql(t, reader, CANCEL, { id: booking.bookingId });
     expect(topError(res).extensions?.code).toBe('INSUFFICIENT_SCOPE');
   });
 });
@@ -447,37 +495,37 @@ describe('Mutation.updateBooking', () => {
   it('changes and clears fields (null clears, as the REST PATCH) and writes reservation.modified', async () => {
     const booking = await book(creds, { bookerEmail: 'old@example.com', guestFirstName: 'Old' });
     const result = dataOf(
-      await gql(t, creds, UPDATE, { id: booking.id, input: { guestFirstName: 'Minji', bookerEmail: null, specialRequests: 'Quiet room' } }),
+      await gql(t, creds, UPDATE, { id: booking.bookingId, input: { guestFirstName: 'Minji', bookerEmail: null, specialRequests: 'Quiet room' } }),
     ).updateBooking;
     expect(result.__typename).toBe('UpdateBookingSuccess');
     expect(result.booking).toMatchObject({ guestFirstName: 'Minji', bookerEmail: null, specialRequests: 'Quiet room', bookerName: 'Kim Minji' });
 
-    const events = await t.service.deps.db.prisma.outboxEvent.findMany({ where: { bookingId: booking.id, type: 'reservation.modified' } });
+    const events = await t.service.deps.db.prisma.outboxEvent.findMany({ where: { bookingId: booking.bookingId, type: 'reservation.modified' } });
     expect(events).toHaveLength(1);
-    expect(events[0]!.payload).toMatchObject({ id: booking.id, guestFirstName: 'Minji', bookerEmail: null });
+    expect(events[0]!.payload).toMatchObject({ id: booking.bookingId, guestFirstName: 'Minji', bookerEmail: null });
 
     // Nothing changes: nothing written.
-    const same = dataOf(await gql(t, creds, UPDATE, { id: booking.id, input: { guestFirstName: 'Minji' } })).updateBooking;
+    const same = dataOf(await gql(t, creds, UPDATE, { id: booking.bookingId, input: { guestFirstName: 'Minji' } })).updateBooking;
     expect(same.__typename).toBe('UpdateBookingSuccess');
-    expect(await t.service.deps.db.prisma.outboxEvent.count({ where: { bookingId: booking.id, type: 'reservation.modified' } })).toBe(1);
+    expect(await t.service.deps.db.prisma.outboxEvent.count({ where: { bookingId: booking.bookingId, type: 'reservation.modified' } })).toBe(1);
 
-    expect(asGraphQL(await restRecord(creds, booking.id))).toEqual(same.booking);
+    expect(asGraphQL(await restRecord(creds, booking.bookingId))).toEqual(same.booking);
   });
 
   it('refuses an empty change, clearing bookerName and bad values with VALIDATION_ERROR', async () => {
     const booking = await book();
-    const empty = await gql(t, creds, UPDATE, { id: booking.id, input: {} });
+    const empty = await gql(t, creds, UPDATE, { id: booking.bookingId, input: {} });
     expect(topError(empty).extensions?.code).toBe('VALIDATION_ERROR');
-    const cleared = await gql(t, creds, UPDATE, { id: booking.id, input: { bookerName: null } });
+    const cleared = await gql(t, creds, UPDATE, { id: booking.bookingId, input: { bookerName: null } });
     expect(topError(cleared).extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'input.bookerName' }] } });
-    const bad = await gql(t, creds, UPDATE, { id: booking.id, input: { guestPhone: 'call me' } });
+    const bad = await gql(t, creds, UPDATE, { id: booking.bookingId, input: { guestPhone: 'call me' } });
     expect(topError(bad).extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'input.guestPhone' }] } });
   });
 
   it('a cancelled booking is the typed BookingNotModifiableError', async () => {
     const booking = await book();
-    await gql(t, creds, CANCEL, { id: booking.id });
-    const result = dataOf(await gql(t, creds, UPDATE, { id: booking.id, input: { guestLastName: 'Park' } })).updateBooking;
-    expect(result).toMatchObject({ __typename: 'BookingNotModifiableError', code: 'BOOKING_NOT_MODIFIABLE', status: 'cancelled' });
+    await gql(t, creds, CANCEL, { id: booking.bookingId });
+    const result = dataOf(await gql(t, creds, UPDATE, { id: booking.bookingId, input: { guestLastName: 'Park' } })).updateBooking;
+    expect(result).toMatchObject({ __typename: 'BookingNotModifiableError', code: 'BOOKING_NOT_MODIFIABLE', status: 'CANCELLED' });
   });
 });

@@ -86,7 +86,7 @@ describe.each(['production', 'sandbox'] as const)('%s', (env) => {
       expect((await checkInvariants(t, who.user_id)).balance).toBe(START - paid(BigInt(billed)));
       // And GraphQL.
       const gql = await t.graphql('query($id: ID!) { booking(id: $id) { status totalAmount channelBookingNumber } }', { id: created.itinerary_id }, apiKey(who));
-      expect(gql.data?.booking).toEqual({ status: 'confirmed', totalAmount: billed, channelBookingNumber: 'V2-1' });
+      expect(gql.data?.booking).toEqual({ status: 'CONFIRMED', totalAmount: billed, channelBookingNumber: 'V2-1' });
 
       const cancelled = await call('PUT', created.links.cancel.href);
       expect(cancelled.status).toBe(200);

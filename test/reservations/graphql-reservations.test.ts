@@ -4,7 +4,7 @@ import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { documentCost } from '../../src/graphql/cost.js';
 import { checkInvariants } from '../helpers/bookingInvariants.js';
 import { day, findRate, type FoundRate, v1 } from '../helpers/flow.js';
-import { dataOf, gql, type Gql, topError } from '../helpers/graphql.js';
+import { dataOf, edgesNodes, gql, type Gql, topError } from '../helpers/graphql.js';
 import { balanceOf, bookingCount, eventsOf, ledgerOf } from '../helpers/ledger.js';
 import { apiKey, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
 
@@ -33,7 +33,7 @@ const ROOM_FIELDS = `
   cancellationPolicy { type freeCancellationBefore } cancellationFee refundAmount cancelledAt`;
 
 const RESERVATION_FIELDS = `
-  id confirmationNumber status propertyId propertyName checkIn checkOut adults children
+  reservationId confirmationNumber status propertyId propertyName checkIn checkOut adults children
   guest { firstName lastName email phone country }
   rooms { ${ROOM_FIELDS} }
   price { total currency requestTotal requestCurrency cancellationFee refundAmount }
@@ -77,12 +77,31 @@ const CANCEL = `mutation($id: ID!, $roomIds: [ID!]) {
 
 const GET = `query($id: ID!) { reservation(id: $id) { ${RESERVATION_FIELDS} } }`;
 
-const LIST = `query($filter: ReservationFilter, $page: Int, $perPage: Int) {
-  reservations(filter: $filter, page: $page, perPage: $perPage) {
-    items { id confirmationNumber }
-    pagination { total page perPage totalPages hasNext }
+const LIST = `query($filter: ReservationFilter, $first: Int, $after: String) {
+  reservations(filter: $filter, first: $first, after: $after) {
+    edges { node { reservationId confirmationNumber } }
+    pageInfo { hasNextPage hasPreviousPage endCursor }
+    totalCount
   }
 }`;
+
+/** The reservationIds of a LIST result's page, in order. */
+const reservationIds = (res: GraphQLResult): string[] => edgesNodes(dataOf(res).reservations).map((r: Gql) => r.reservationId);
+
+/** A REST enum value (confirmed, non_refundable) as GraphQL spells it (CONFIRMED, NON_REFUNDABLE). */
+const enumValue = (v: string) => v.toUpperCase();
+
+/**
+ * A Date variable that is not a calendar day: refused while the variables are read (HTTP 400, no
+ * data, BAD_USER_INPUT), the message naming the variable's path.
+ */
+function expectBadDateVariable(res: GraphQLResult, path: string) {
+  expect(res.status).toBe(400);
+  expect(res.data).toBeUndefined();
+  const error = topError(res);
+  expect(error.extensions?.code).toBe('BAD_USER_INPUT');
+  expect(error.message).toContain(`"${path}"`);
+}
 
 const fieldsOf = (res: GraphQLResult) => ((topError(res).extensions?.details?.fields ?? []) as { field: string }[]).map((f) => f.field);
 
@@ -116,16 +135,16 @@ async function reserved(t: TestService, who: IssuedCredentials, input: Gql): Pro
   return result.reservation;
 }
 
-/** The REST reservation with the GraphQL names. */
+/** The REST reservation with the GraphQL names (its id as reservationId) and enum values. */
 async function restReservation(t: TestService, who: IssuedCredentials, id: string): Promise<Gql> {
   const res = await v1(t, who).call('GET', `/reservations/${id}`);
   expect(res.status).toBe(200);
   const r = (await res.json()).data;
-  const policy = (p: Gql) => ({ type: p.type, freeCancellationBefore: p.free_cancellation_before });
+  const policy = (p: Gql) => ({ type: enumValue(p.type), freeCancellationBefore: p.free_cancellation_before });
   return {
-    id: r.id,
+    reservationId: r.id,
     confirmationNumber: r.confirmation_number,
-    status: r.status,
+    status: enumValue(r.status),
     propertyId: r.property_id,
     propertyName: r.property_name,
     checkIn: r.check_in,
@@ -135,7 +154,7 @@ async function restReservation(t: TestService, who: IssuedCredentials, id: strin
     guest: { firstName: r.guest.first_name, lastName: r.guest.last_name, email: r.guest.email, phone: r.guest.phone, country: r.guest.country },
     rooms: r.rooms.map((room: Gql) => ({
       bookingId: room.booking_id,
-      status: room.status,
+      status: enumValue(room.status),
       roomtypeId: room.roomtype_id,
       roomType: room.room_type,
       rateplanId: room.rateplan_id,
@@ -181,24 +200,24 @@ describe('Mutation.createReservation (production: the balance pays)', () => {
     const rate = await findRate(production, who, { from: 1, checkin: day(40), checkout: day(42) });
     const r = await reserved(production, who, oneRoom(rate, { specialRequests: 'High floor', arrivalTime: '18:30', channelBookingNumber: 'OTA-G1' }));
     expect(r).toMatchObject({
-      status: 'confirmed',
+      status: 'CONFIRMED',
       propertyId: rate.propertyId,
       checkIn: rate.checkin,
       checkOut: rate.checkout,
       adults: 2,
       guest: { firstName: 'Minji', lastName: 'Kim', email: 'Minji.Kim@Example.com', country: 'KR' },
       price: { total: rate.amount, currency: 'KRW', cancellationFee: 0, refundAmount: 0 },
-      cancellationPolicy: { type: rate.policy },
+      cancellationPolicy: { type: enumValue(rate.policy) },
       specialRequests: 'High floor',
       arrivalTime: '18:30',
       channelBookingNumber: 'OTA-G1',
     });
     expect(r.rooms).toHaveLength(1);
-    expect(r.rooms[0]).toMatchObject({ bookingId: r.id, status: 'confirmed', roomCount: 1, price: { total: rate.amount } });
+    expect(r.rooms[0]).toMatchObject({ bookingId: r.reservationId, status: 'CONFIRMED', roomCount: 1, price: { total: rate.amount } });
     expect(await balanceOf(production, who.user_id)).toBe(START - BigInt(rate.amount));
-    expect(await ledgerOf(production, r.id)).toEqual([['booking_charge', -BigInt(rate.amount)]]);
-    expect(await eventsOf(production, r.id)).toEqual(['reservation.created', 'reservation.confirmed']);
-    expect(await restReservation(production, who, r.id)).toEqual(r);
+    expect(await ledgerOf(production, r.reservationId)).toEqual([['booking_charge', -BigInt(rate.amount)]]);
+    expect(await eventsOf(production, r.reservationId)).toEqual(['reservation.created', 'reservation.confirmed']);
+    expect(await restReservation(production, who, r.reservationId)).toEqual(r);
     await checkInvariants(production, who.user_id);
   });
 
@@ -231,7 +250,7 @@ describe('Mutation.createReservation (production: the balance pays)', () => {
       __typename: 'BookTokenError',
       code: 'BOOK_TOKEN_USED',
       message: expect.any(String),
-      bookingId: r.id,
+      bookingId: r.reservationId,
     });
     expect(await balanceOf(production, who.user_id)).toBe(before - BigInt(offer.amount));
   });
@@ -319,47 +338,60 @@ describe('Query.reservation and Query.reservations', () => {
   });
 
   it('by id, or by the booking id of any room: the reservation as created', async () => {
-    expect(dataOf(await gql(sandbox, who, GET, { id: multi.id })).reservation).toEqual(multi);
-    expect(dataOf(await gql(sandbox, who, GET, { id: multi.rooms[1].bookingId })).reservation.id).toBe(multi.id);
+    expect(dataOf(await gql(sandbox, who, GET, { id: multi.reservationId })).reservation).toEqual(multi);
+    expect(dataOf(await gql(sandbox, who, GET, { id: multi.rooms[1].bookingId })).reservation.reservationId).toBe(multi.reservationId);
   });
 
   it("null for another channel's reservation, an unknown or malformed id", async () => {
-    expect(dataOf(await gql(sandbox, stranger, GET, { id: multi.id })).reservation).toBeNull();
+    expect(dataOf(await gql(sandbox, stranger, GET, { id: multi.reservationId })).reservation).toBeNull();
     expect(dataOf(await gql(sandbox, who, GET, { id: crypto.randomUUID() })).reservation).toBeNull();
     expect(dataOf(await gql(sandbox, who, GET, { id: 'not-a-uuid' })).reservation).toBeNull();
     expect(topError(await gql(sandbox, who, GET, { id: 'x'.repeat(65) })).extensions?.code).toBe('VALIDATION_ERROR');
   });
 
-  const ids = async (variables: Gql, as = who) => dataOf(await gql(sandbox, as, LIST, variables)).reservations.items.map((r: Gql) => r.id);
+  const ids = async (variables: Gql, as = who) => reservationIds(await gql(sandbox, as, LIST, variables));
 
   it("lists the channel's reservations, newest first, paged; filters combine; never another channel's", async () => {
-    expect(await ids({})).toEqual([multi.id, single.id]);
-    const page = dataOf(await gql(sandbox, who, LIST, { page: 2, perPage: 1 })).reservations;
-    expect(page).toEqual({ items: [{ id: single.id, confirmationNumber: single.confirmationNumber }], pagination: { total: 2, page: 2, perPage: 1, totalPages: 2, hasNext: false } });
-    expect(await ids({ filter: { confirmationNumber: multi.confirmationNumber.toLowerCase() } })).toEqual([multi.id]);
-    expect(await ids({ filter: { guestEmail: 'MINJI@EXAMPLE.COM' } })).toEqual([multi.id]);
+    expect(await ids({})).toEqual([multi.reservationId, single.reservationId]);
+    const first = dataOf(await gql(sandbox, who, LIST, { first: 1 })).reservations;
+    expect(first).toEqual({
+      edges: [{ node: { reservationId: multi.reservationId, confirmationNumber: multi.confirmationNumber } }],
+      pageInfo: { hasNextPage: true, hasPreviousPage: false, endCursor: expect.any(String) },
+      totalCount: 2,
+    });
+    const page = dataOf(await gql(sandbox, who, LIST, { first: 1, after: first.pageInfo.endCursor })).reservations;
+    expect(page).toEqual({
+      edges: [{ node: { reservationId: single.reservationId, confirmationNumber: single.confirmationNumber } }],
+      pageInfo: { hasNextPage: false, hasPreviousPage: true, endCursor: expect.any(String) },
+      totalCount: 2,
+    });
+    expect(await ids({ filter: { confirmationNumber: multi.confirmationNumber.toLowerCase() } })).toEqual([multi.reservationId]);
+    expect(await ids({ filter: { guestEmail: 'MINJI@EXAMPLE.COM' } })).toEqual([multi.reservationId]);
     expect(await ids({ filter: { guestEmail: 'leexha@example.com' } })).toEqual([]);
-    expect(await ids({ filter: { checkInFrom: day(20), checkInTo: day(20) } })).toEqual([multi.id]);
+    expect(await ids({ filter: { checkInFrom: day(20), checkInTo: day(20) } })).toEqual([multi.reservationId]);
     expect(await ids({ filter: { guestEmail: 'minji@example.com', checkInFrom: day(30) } })).toEqual([]);
-    expect(await ids({ filter: { guestEmail: 'minji@example.com' } }, stranger)).not.toContain(multi.id);
+    expect(await ids({ filter: { guestEmail: 'minji@example.com' } }, stranger)).not.toContain(multi.reservationId);
   });
 
   it.each([
     [{ filter: { guestEmail: 'nope' } }, 'filter.guestEmail'],
-    [{ filter: { checkInFrom: '2026-13-01' } }, 'filter.checkInFrom'],
     [{ filter: { checkInFrom: day(10), checkInTo: day(5) } }, 'filter.checkInTo'],
     [{ filter: { confirmationNumber: 'AB-CD' } }, 'filter.confirmationNumber'],
-    [{ perPage: 101 }, 'perPage'],
-    [{ page: 0 }, 'page'],
+    [{ first: 101 }, 'first'],
+    [{ after: 'not-a-cursor' }, 'after'],
   ])('a top-level VALIDATION_ERROR for %j', async (variables, field) => {
     const res = await gql(sandbox, who, LIST, variables);
     expect(topError(res).extensions?.code).toBe('VALIDATION_ERROR');
     expect(fieldsOf(res)).toContain(field);
   });
 
+  it('a malformed check-in date is refused as the variables are read, naming filter.checkInFrom', async () => {
+    expectBadDateVariable(await gql(sandbox, who, LIST, { filter: { checkInFrom: '2026-13-01' } }), 'filter.checkInFrom');
+  });
+
   it('INSUFFICIENT_SCOPE without reservations:read', async () => {
     const writer = await sandbox.channel({ scopes: ['reservations:write'] });
-    for (const [query, variables] of [[LIST, {}], [GET, { id: multi.id }]] as const) {
+    for (const [query, variables] of [[LIST, {}], [GET, { id: multi.reservationId }]] as const) {
       expect(topError(await gql(sandbox, writer, query, variables)).extensions).toMatchObject({
         code: 'INSUFFICIENT_SCOPE',
         details: { required_scope: 'reservations:read' },
@@ -367,8 +399,8 @@ describe('Query.reservation and Query.reservations', () => {
     }
   });
 
-  it('costs its page: perPage reservations, and up to 10 rooms each (documentCost, and extensions.rateLimit.cost)', async () => {
-    const query = 'query($n: Int) { reservations(perPage: $n) { items { id rooms { bookingId } } } }';
+  it('costs its page: first reservations, and up to 10 rooms each (documentCost, and extensions.rateLimit.cost)', async () => {
+    const query = 'query($n: Int) { reservations(first: $n) { edges { node { reservationId rooms { bookingId } } } } }';
     expect(documentCost(parse(query), { n: 100 })).toBe(11);
     expect(documentCost(parse(query), {})).toBe(3);
     const res = await sandbox.request('/graphql', {
@@ -385,14 +417,15 @@ describe('Mutation.updateReservation', () => {
   let rate: FoundRate;
   beforeAll(async () => {
     who = await sandbox.channel();
-    rate = await findRate(sandbox, who, { from: 8, checkin: day(3), checkout: day(5), minRooms: 2 });
+    // Rooms for every reservation of this block (two rooms, then one each in two more tests): bookings consume the stock.
+    rate = await findRate(sandbox, who, { from: 8, checkin: day(3), checkout: day(5), minRooms: 4 });
   });
 
   it('changes the guest, special requests and arrival time on every room, as REST; reservation.modified per room', async () => {
     const r = await reserved(sandbox, who, rooms(rate, [{ adults: 2 }, { adults: 1, guest: { firstName: 'Jisoo', lastName: 'Park' } }]));
     const result = dataOf(
       await gql(sandbox, who, UPDATE, {
-        id: r.id,
+        id: r.reservationId,
         input: { guest: { firstName: 'Minjae', email: 'new@example.com', phone: null }, specialRequests: 'Late checkout', arrivalTime: '23:15' },
       }),
     ).updateReservation;
@@ -403,7 +436,7 @@ describe('Mutation.updateReservation', () => {
       arrivalTime: '23:15',
     });
     expect(result.reservation.rooms.map((room: Gql) => room.guest.firstName)).toEqual(['Minjae', 'Jisoo']);
-    expect(await restReservation(sandbox, who, r.id)).toEqual(result.reservation);
+    expect(await restReservation(sandbox, who, r.reservationId)).toEqual(result.reservation);
     for (const room of r.rooms) {
       expect(await eventsOf(sandbox, room.bookingId)).toEqual(['reservation.created', 'reservation.confirmed', 'reservation.modified']);
     }
@@ -425,26 +458,26 @@ describe('Mutation.updateReservation', () => {
 
   it('a cancelled reservation is the typed BookingNotModifiableError; nothing changes', async () => {
     const r = await reserved(sandbox, who, oneRoom(rate));
-    expect(dataOf(await gql(sandbox, who, CANCEL, { id: r.id })).cancelReservation.__typename).toBe('CancelReservationSuccess');
-    const result = dataOf(await gql(sandbox, who, UPDATE, { id: r.id, input: { specialRequests: 'x' } })).updateReservation;
-    expect(result).toMatchObject({ __typename: 'BookingNotModifiableError', code: 'BOOKING_NOT_MODIFIABLE', status: 'cancelled' });
-    expect(await eventsOf(sandbox, r.id)).not.toContain('reservation.modified');
+    expect(dataOf(await gql(sandbox, who, CANCEL, { id: r.reservationId })).cancelReservation.__typename).toBe('CancelReservationSuccess');
+    const result = dataOf(await gql(sandbox, who, UPDATE, { id: r.reservationId, input: { specialRequests: 'x' } })).updateReservation;
+    expect(result).toMatchObject({ __typename: 'BookingNotModifiableError', code: 'BOOKING_NOT_MODIFIABLE', status: 'CANCELLED' });
+    expect(await eventsOf(sandbox, r.reservationId)).not.toContain('reservation.modified');
   });
 
   it("another channel's reservation is a top-level NOT_FOUND; INSUFFICIENT_SCOPE without reservations:write; nothing changes", async () => {
     const r = await reserved(sandbox, who, oneRoom(rate));
     const stranger = await sandbox.channel();
-    expect(topError(await gql(sandbox, stranger, UPDATE, { id: r.id, input: { specialRequests: 'mine now' } })).extensions?.code).toBe('NOT_FOUND');
+    expect(topError(await gql(sandbox, stranger, UPDATE, { id: r.reservationId, input: { specialRequests: 'mine now' } })).extensions?.code).toBe('NOT_FOUND');
     const reader = await sandbox.channel({ scopes: ['reservations:read'] });
-    expect(topError(await gql(sandbox, reader, UPDATE, { id: r.id, input: { specialRequests: 'x' } })).extensions).toMatchObject({
+    expect(topError(await gql(sandbox, reader, UPDATE, { id: r.reservationId, input: { specialRequests: 'x' } })).extensions).toMatchObject({
       code: 'INSUFFICIENT_SCOPE',
       details: { required_scope: 'reservations:write' },
     });
-    expect(dataOf(await gql(sandbox, who, GET, { id: r.id })).reservation).toEqual(r);
+    expect(dataOf(await gql(sandbox, who, GET, { id: r.reservationId })).reservation).toEqual(r);
   });
 
   async function ids(as: IssuedCredentials): Promise<string[]> {
-    return dataOf(await gql(sandbox, as, LIST, {})).reservations.items.map((r: Gql) => r.id);
+    return reservationIds(await gql(sandbox, as, LIST, {}));
   }
 });
 
@@ -464,40 +497,40 @@ describe('Mutation.cancelReservation (production: refunds through the ledger)', 
     const [first, second, third] = r.rooms.map((room: Gql) => room.bookingId as string);
     const before = await balanceOf(production, who.user_id);
 
-    const partial = dataOf(await gql(production, who, CANCEL, { id: r.id, roomIds: [second] })).cancelReservation;
+    const partial = dataOf(await gql(production, who, CANCEL, { id: r.reservationId, roomIds: [second] })).cancelReservation;
     expect(partial.__typename).toBe('CancelReservationSuccess');
     expect(partial.cancellation).toMatchObject({
-      reservationId: r.id,
+      reservationId: r.reservationId,
       confirmationNumber: r.confirmationNumber,
-      status: 'confirmed',
+      status: 'CONFIRMED',
       cancellationFee: 0,
       refundAmount: rate.amount,
       currency: 'KRW',
-      cancelledRooms: [{ bookingId: second, status: 'cancelled', cancellationFee: 0, refundAmount: rate.amount }],
+      cancelledRooms: [{ bookingId: second, status: 'CANCELLED', cancellationFee: 0, refundAmount: rate.amount }],
     });
-    expect(partial.cancellation.reservation.rooms.map((room: Gql) => room.status)).toEqual(['confirmed', 'cancelled', 'confirmed']);
+    expect(partial.cancellation.reservation.rooms.map((room: Gql) => room.status)).toEqual(['CONFIRMED', 'CANCELLED', 'CONFIRMED']);
     expect(await balanceOf(production, who.user_id)).toBe(before + BigInt(rate.amount));
     expect(await ledgerOf(production, second)).toEqual([['booking_charge', -BigInt(rate.amount)], ['booking_refund', BigInt(rate.amount)]]);
     expect(await ledgerOf(production, first)).toEqual([['booking_charge', -BigInt(rate.amount)]]);
     expect(await eventsOf(production, second)).toEqual(['reservation.created', 'reservation.confirmed', 'reservation.cancelled']);
 
     // Naming a cancelled room again refuses the request: nothing else is cancelled.
-    const named = dataOf(await gql(production, who, CANCEL, { id: r.id, roomIds: [third, second] })).cancelReservation;
-    expect(named).toMatchObject({ __typename: 'BookingAlreadyCancelledError', code: 'BOOKING_ALREADY_CANCELLED', bookingId: second, status: 'cancelled' });
+    const named = dataOf(await gql(production, who, CANCEL, { id: r.reservationId, roomIds: [third, second] })).cancelReservation;
+    expect(named).toMatchObject({ __typename: 'BookingAlreadyCancelledError', code: 'BOOKING_ALREADY_CANCELLED', bookingId: second, status: 'CANCELLED' });
     expect(await ledgerOf(production, third)).toEqual([['booking_charge', -BigInt(rate.amount)]]);
 
-    const rest = dataOf(await gql(production, who, CANCEL, { id: r.id })).cancelReservation;
+    const rest = dataOf(await gql(production, who, CANCEL, { id: r.reservationId })).cancelReservation;
     expect(rest.cancellation.cancelledRooms.map((c: Gql) => c.bookingId)).toEqual([first, third]);
-    expect(rest.cancellation).toMatchObject({ status: 'cancelled', refundAmount: 2 * rate.amount, reservation: { status: 'cancelled', price: { refundAmount: 3 * rate.amount } } });
+    expect(rest.cancellation).toMatchObject({ status: 'CANCELLED', refundAmount: 2 * rate.amount, reservation: { status: 'CANCELLED', price: { refundAmount: 3 * rate.amount } } });
     expect(await balanceOf(production, who.user_id)).toBe(before + 3n * BigInt(rate.amount));
     for (const id of [first, second, third]) {
       expect(await ledgerOf(production, id)).toEqual([['booking_charge', -BigInt(rate.amount)], ['booking_refund', BigInt(rate.amount)]]);
     }
 
-    const again = dataOf(await gql(production, who, CANCEL, { id: r.id })).cancelReservation;
-    expect(again).toEqual({ __typename: 'BookingAlreadyCancelledError', code: 'BOOKING_ALREADY_CANCELLED', message: expect.any(String), bookingId: r.id, status: 'cancelled' });
+    const again = dataOf(await gql(production, who, CANCEL, { id: r.reservationId })).cancelReservation;
+    expect(again).toEqual({ __typename: 'BookingAlreadyCancelledError', code: 'BOOKING_ALREADY_CANCELLED', message: expect.any(String), bookingId: r.reservationId, status: 'CANCELLED' });
     expect(await balanceOf(production, who.user_id)).toBe(before + 3n * BigInt(rate.amount));
-    expect(await restReservation(production, who, r.id)).toEqual(rest.cancellation.reservation);
+    expect(await restReservation(production, who, r.reservationId)).toEqual(rest.cancellation.reservation);
     await checkInvariants(production, who.user_id);
   });
 
@@ -505,34 +538,34 @@ describe('Mutation.cancelReservation (production: refunds through the ledger)', 
     const rate = await findRate(production, who, { from: 20, checkin: day(63), checkout: day(64), policy: 'non_refundable' });
     const r = await reserved(production, who, oneRoom(rate));
     const before = await balanceOf(production, who.user_id);
-    const result = dataOf(await gql(production, who, CANCEL, { id: r.id })).cancelReservation;
-    expect(result.cancellation).toMatchObject({ cancellationFee: rate.amount, refundAmount: 0, status: 'cancelled' });
+    const result = dataOf(await gql(production, who, CANCEL, { id: r.reservationId })).cancelReservation;
+    expect(result.cancellation).toMatchObject({ cancellationFee: rate.amount, refundAmount: 0, status: 'CANCELLED' });
     expect(await balanceOf(production, who.user_id)).toBe(before);
-    expect(await ledgerOf(production, r.id)).toEqual([['booking_charge', -BigInt(rate.amount)]]);
+    expect(await ledgerOf(production, r.reservationId)).toEqual([['booking_charge', -BigInt(rate.amount)]]);
     await checkInvariants(production, who.user_id);
   });
 
   it('a room id of no room of it is a top-level VALIDATION_ERROR naming roomIds; nothing is cancelled', async () => {
     const { r } = await threeRooms(40);
-    const res = await gql(production, who, CANCEL, { id: r.id, roomIds: [crypto.randomUUID(), r.rooms[0].bookingId, r.rooms[0].bookingId] });
+    const res = await gql(production, who, CANCEL, { id: r.reservationId, roomIds: [crypto.randomUUID(), r.rooms[0].bookingId, r.rooms[0].bookingId] });
     expect(topError(res).extensions?.code).toBe('VALIDATION_ERROR');
     expect(fieldsOf(res)).toEqual(['roomIds.0', 'roomIds.2']);
-    expect(topError(await gql(production, who, CANCEL, { id: r.id, roomIds: [] })).extensions?.code).toBe('VALIDATION_ERROR');
-    expect(dataOf(await gql(production, who, GET, { id: r.id })).reservation.status).toBe('confirmed');
+    expect(topError(await gql(production, who, CANCEL, { id: r.reservationId, roomIds: [] })).extensions?.code).toBe('VALIDATION_ERROR');
+    expect(dataOf(await gql(production, who, GET, { id: r.reservationId })).reservation.status).toBe('CONFIRMED');
   });
 
   it("another channel's reservation is a top-level NOT_FOUND, whole or a room; INSUFFICIENT_SCOPE without reservations:write; no money moves", async () => {
     const { r } = await threeRooms(50);
     const before = await balanceOf(production, who.user_id);
     const stranger = await production.channel({ balance: START });
-    expect(topError(await gql(production, stranger, CANCEL, { id: r.id })).extensions?.code).toBe('NOT_FOUND');
-    expect(topError(await gql(production, stranger, CANCEL, { id: r.id, roomIds: [r.rooms[1].bookingId] })).extensions?.code).toBe('NOT_FOUND');
+    expect(topError(await gql(production, stranger, CANCEL, { id: r.reservationId })).extensions?.code).toBe('NOT_FOUND');
+    expect(topError(await gql(production, stranger, CANCEL, { id: r.reservationId, roomIds: [r.rooms[1].bookingId] })).extensions?.code).toBe('NOT_FOUND');
     const reader = await production.channel({ scopes: ['reservations:read'] });
-    expect(topError(await gql(production, reader, CANCEL, { id: r.id })).extensions).toMatchObject({
+    expect(topError(await gql(production, reader, CANCEL, { id: r.reservationId })).extensions).toMatchObject({
       code: 'INSUFFICIENT_SCOPE',
       details: { required_scope: 'reservations:write' },
     });
-    expect(dataOf(await gql(production, who, GET, { id: r.id })).reservation).toEqual(r);
+    expect(dataOf(await gql(production, who, GET, { id: r.reservationId })).reservation).toEqual(r);
     expect(await balanceOf(production, who.user_id)).toBe(before);
     expect(await balanceOf(production, stranger.user_id)).toBe(START);
     await checkInvariants(production, who.user_id);

@@ -875,7 +875,7 @@ describe('GraphQL modifyBookingDates', () => {
           pricing { billableInclusiveAmount requestCurrency }
           cancellationPolicy { type freeCancellationBefore }
           freeChangeBefore
-          booking { id checkin checkout totalAmount saleAmount status }
+          booking { bookingId checkin checkout totalAmount saleAmount status }
         }
       }
       ... on DomainError { code message }
@@ -895,7 +895,7 @@ describe('GraphQL modifyBookingDates', () => {
     const p = (preview.data!.modifyBookingDates as any).change;
     expect(p).toMatchObject({ preview: true, modificationId: null, previousCheckin: day(40), checkout: day(43), nights: 3, oldTotal: b.amount, changeFee: 0 });
     expect(p.difference).toBe(p.newTotal - b.amount);
-    expect(p.booking).toMatchObject({ checkout: day(42), totalAmount: b.amount, saleAmount: 300_000 });
+    expect(p.booking).toMatchObject({ bookingId: b.id, checkout: day(42), totalAmount: b.amount, saleAmount: 300_000 });
     expect((await channelState(production, who.user_id)).modifications).toEqual([]);
 
     const done = await gql({ checkin: day(40), checkout: day(43), saleAmount: 450_000 });
@@ -904,7 +904,7 @@ describe('GraphQL modifyBookingDates', () => {
       preview: false,
       newTotal: p.newTotal,
       difference: p.difference,
-      booking: { checkout: day(43), totalAmount: p.newTotal, saleAmount: 450_000, status: 'confirmed' },
+      booking: { checkout: day(43), totalAmount: p.newTotal, saleAmount: 450_000, status: 'CONFIRMED' },
     });
     expect(c.modificationId).toBeTruthy();
     const state = await checkInvariants(production, who.user_id);
@@ -928,8 +928,8 @@ describe('GraphQL modifyBookingDates', () => {
       __typename: 'ModificationNotAllowedError',
       code: 'MODIFICATION_NOT_ALLOWED',
       bookingId: nr.id,
-      status: 'confirmed',
-      reason: 'free_change_period_ended',
+      status: 'CONFIRMED',
+      reason: 'FREE_CHANGE_PERIOD_ENDED',
     });
 
     const reader = await production.channel({ scopes: ['reservations:read'] });
@@ -939,8 +939,12 @@ describe('GraphQL modifyBookingDates', () => {
     const invalid = await production.graphql(MODIFY, { id: nr.id, input: { checkin: day(41), checkout: day(41) } }, apiKey(who));
     expect(invalid.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
     expect(JSON.stringify(invalid.errors?.[0]?.extensions?.details)).toContain('input.checkout');
+    // A check-in that is not a calendar day is refused as the variables are read, naming its path.
     const badDate = await production.graphql(MODIFY, { id: nr.id, input: { checkin: 'soon', checkout: day(41) } }, apiKey(who));
-    expect(badDate.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+    expect(badDate.status).toBe(400);
+    expect(badDate.data).toBeUndefined();
+    expect(badDate.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(badDate.errors?.[0]?.message).toContain('"input.checkin"');
 
     const stranger = await production.channel({ balance: START });
     const foreign = await production.graphql(MODIFY, { id: nr.id, input: { checkin: day(41), checkout: day(42) } }, apiKey(stranger));

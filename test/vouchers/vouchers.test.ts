@@ -846,9 +846,9 @@ describe('GraphQL: voucher and sendVoucher', () => {
   it('sendVoucher e-mails it like the REST route; bad input, another channel and a missing scope are top-level errors', async () => {
     const mutation = 'mutation($id: ID!, $input: SendVoucherInput) { sendVoucher(id: $id, input: $input) { messageId to format sentAt } }';
     const before = outbox(t);
-    const res = await t.graphql(mutation, { id: booking.id, input: { format: 'html' } }, apiKey(owner));
+    const res = await t.graphql(mutation, { id: booking.id, input: { format: 'HTML' } }, apiKey(owner));
     expect(res.errors).toBeUndefined();
-    expect(res.data?.sendVoucher).toMatchObject({ to: 'minji@example.com', format: 'html', messageId: expect.stringMatching(/^</) });
+    expect(res.data?.sendVoucher).toMatchObject({ to: 'minji@example.com', format: 'HTML', messageId: expect.stringMatching(/^</) });
     expect(outbox(t).length).toBe(before.length + 1);
 
     const bad = await t.graphql(mutation, { id: booking.id, input: { to: 'a@example.com\r\nBcc: b@example.com' } }, apiKey(owner));
