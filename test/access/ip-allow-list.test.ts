@@ -264,7 +264,7 @@ describe('GraphQL app and setIpAllowList', () => {
       name: 'Allow List Owner app',
       clientId: owner.client_id,
       scopes: [...SCOPES],
-      status: 'active',
+      status: 'ACTIVE',
       ipAllowList: [],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),

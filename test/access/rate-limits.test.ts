@@ -224,7 +224,7 @@ describe('GraphQL', () => {
     expectReset(cheap);
 
     // 10 properties, each with up to 10 room types of up to 10 rate plans: 1,110 list items, 12 points.
-    const query = '{ properties(first: 10) { nodes { id roomTypes { id ratePlans { id } } } } }';
+    const query = '{ properties(first: 10) { edges { node { propertyId roomTypes { roomtypeId ratePlans { rateplanId } } } } } }';
     expect(documentCost(parse(query))).toBe(12);
     const dear = await gql(query, apiKey(who));
     expect(dear.status).toBe(200);
@@ -234,7 +234,7 @@ describe('GraphQL', () => {
     expect(rateHeaders(dear)).toMatchObject({ limit: '100', remaining: '87' });
 
     // Page sizes in variables count.
-    const paged = await gql('query ($n: Int!) { bookings(perPage: $n) { items { id } } webhooks { id } }', apiKey(who), { n: 100 });
+    const paged = await gql('query ($n: Int!) { bookings(first: $n) { edges { node { bookingId } } } webhooks { edges { node { webhookId } } } }', apiKey(who), { n: 100 });
     expect(((await paged.json()) as GraphQLBody).extensions?.rateLimit).toMatchObject({ cost: 2, remaining: 85 });
   });
 
@@ -261,7 +261,7 @@ describe('GraphQL', () => {
 
   it('an operation costing more than what is left is refused without running and without using up the rest', async () => {
     const who = await channelWithLimit(15);
-    const dear = '{ properties(first: 10) { nodes { id roomTypes { id ratePlans { id } } } } }'; // 12 points
+    const dear = '{ properties(first: 10) { edges { node { propertyId roomTypes { roomtypeId ratePlans { rateplanId } } } } } }'; // 12 points
     expect((await gql(dear, apiKey(who))).status).toBe(200); // 3 left
 
     const renamed = await gql('mutation { updateChannel(input: { name: "Renamed" }) { name } }', apiKey(who));
@@ -289,7 +289,7 @@ describe('GraphQL', () => {
 
   it('an operation dearer than the whole limit says so', async () => {
     const who = await channelWithLimit(5);
-    const res = await gql('{ properties(first: 10) { nodes { id roomTypes { id ratePlans { id } } } } }', apiKey(who));
+    const res = await gql('{ properties(first: 10) { edges { node { propertyId roomTypes { roomtypeId ratePlans { rateplanId } } } } } }', apiKey(who));
     expect(res.status).toBe(429);
     const body = (await res.json()) as GraphQLBody;
     expect(body.errors?.[0]?.message).toMatch(/costs 12 points, more than this channel's limit of 5/);

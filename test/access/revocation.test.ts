@@ -20,7 +20,7 @@ const SUBSCRIPTION = /* GraphQL */ `
     bookingEvents {
       id
       type
-      booking { id }
+      booking { bookingId }
     }
   }
 `;

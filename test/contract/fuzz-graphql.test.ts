@@ -84,6 +84,12 @@ const REAL = {
   webhook: webhookId,
   delivery: deliveryId,
   property: booked.propertyId,
+  /** The booking's global id (Node.id), for `node` and `nodes`. */
+  bookingNode: await (async () => {
+    const res = await t.graphql('query ($id: ID!) { booking(id: $id) { id } }', { id: bookingId }, apiKey(owner));
+    expect(res.errors).toBeUndefined();
+    return (res.data as { booking: { id: string } }).booking.id;
+  })(),
 };
 
 const schema: GraphQLSchema = await (async () => {
@@ -211,6 +217,9 @@ function sampleValue(type: GraphQLInputType, name: string, field: string): Value
     case 'ID':
       if (/delivery/i.test(field) && name === 'id') return str(REAL.delivery);
       if (/webhook/i.test(field) || name === 'webhookId') return str(REAL.webhook);
+      // property(id:) takes the propertyId (or the global id); node and nodes take global ids.
+      if (field === 'property' && name === 'id') return str(String(REAL.property));
+      if (field === 'node' || field === 'nodes') return str(REAL.bookingNode);
       return str(REAL.booking);
     case 'Int':
       return { k: 'number', text: '1' };
@@ -220,6 +229,8 @@ function sampleValue(type: GraphQLInputType, name: string, field: string): Value
       return { k: 'bool', v: true };
     case 'DateTime':
       return str(new Date().toISOString());
+    case 'Date':
+      return str(day(30));
     case 'Money':
       return { k: 'number', text: '1000' };
     default:
@@ -243,10 +254,10 @@ const SAMPLE_BY_NAME: Record<string, Value> = {
   propertyIds: { k: 'list', items: [{ k: 'number', text: String(booked.propertyId) }] },
   adults: { k: 'number', text: '2' },
   occupancy: { k: 'list', items: [str('2')] },
-  page: { k: 'number', text: '1' },
-  perPage: { k: 'number', text: '20' },
+  checkIn: str(day(30)),
+  checkOut: str(day(32)),
   first: { k: 'number', text: '10' },
-  events: { k: 'list', items: [{ k: 'enum', name: 'reservation_no_show' }] },
+  events: { k: 'list', items: [{ k: 'enum', name: 'RESERVATION_NO_SHOW' }] },
 };
 
 /** A hostile value of `type`: the right kind with a bad value, or a value of another kind. */
@@ -319,6 +330,10 @@ function hostileValue(type: GraphQLInputType, name: string, field: string, depth
           return fc
             .constantFrom('+275760-09-13T00:00:00.000Z', '-271821-04-20T00:00:00.000Z', '0001-01-01T00:00:00Z', '1970-01-01', '9999-12-31T23:59:59.999Z', '2030-02-28T24:00:00Z', '1')
             .map(str);
+        }
+        if (rightKindOnly && scalar === 'Date') {
+          // Calendar days the scalar takes, at the edges of what JavaScript and PostgreSQL hold, in the past and far ahead.
+          return fc.constantFrom('0001-01-01', '1970-01-01', '2024-02-29', '9999-12-31', day(-1), day(0), day(400)).map(str);
         }
         const base = sample.k === 'string' ? sample.v : 'x';
         return fc.oneof({ weight: 3, arbitrary: hostileString.map(str) }, { weight: 3, arbitrary: tainted(base).map(str) });
@@ -571,7 +586,7 @@ describe('fuzzing every root field of the GraphQL schema', () => {
 
 // ---- the endpoint itself: documents, bodies, content types, methods ----
 
-const VALID = ['{ channel { name } }', `{ booking(id: "${REAL.booking}") { id status } }`, 'query Q($n: Int) { properties(first: $n) { nodes { id } } }', `mutation { cancelBooking(id: "${crypto.randomUUID()}") { __typename } }`];
+const VALID = ['{ channel { name } }', `{ booking(id: "${REAL.booking}") { bookingId status } }`, 'query Q($n: Int) { properties(first: $n) { edges { node { propertyId } } } }', `mutation { cancelBooking(id: "${crypto.randomUUID()}") { __typename } }`];
 
 /** Documents that are broken in one way each: syntax, validation, limits, operations. */
 const hostileDocument: fc.Arbitrary<string> = fc.oneof(
@@ -594,15 +609,15 @@ const hostileDocument: fc.Arbitrary<string> = fc.oneof(
     '{ channel { name } } garbage',
     '{ channel { name @skip(if: "yes") } }',
     '{ channel { name @nope } }',
-    '{ property(id: $undefined) { id } }',
+    '{ property(id: $undefined) { propertyId } }',
     '"""unterminated',
     '{ channel(id: 1) { name } }',
     'mutation { updateChannel }',
-    '{ properties(first: 100) { nodes { id roomTypes { id ratePlans { id } } } } a: properties(first: 100) { nodes { id roomTypes { id ratePlans { id } } } } b: properties(first: 100) { nodes { id roomTypes { id ratePlans { id } } } } c: properties(first: 100) { nodes { id roomTypes { id ratePlans { id } } } } d: properties(first: 100) { nodes { id roomTypes { id ratePlans { id } } } } e: properties(first: 100) { nodes { id roomTypes { id ratePlans { id } } } } }',
+    '{ properties(first: 100) { edges { node { propertyId roomTypes { roomtypeId ratePlans { rateplanId } } } } } a: properties(first: 100) { edges { node { propertyId roomTypes { roomtypeId ratePlans { rateplanId } } } } } b: properties(first: 100) { edges { node { propertyId roomTypes { roomtypeId ratePlans { rateplanId } } } } } c: properties(first: 100) { edges { node { propertyId roomTypes { roomtypeId ratePlans { rateplanId } } } } } d: properties(first: 100) { edges { node { propertyId roomTypes { roomtypeId ratePlans { rateplanId } } } } } e: properties(first: 100) { edges { node { propertyId roomTypes { roomtypeId ratePlans { rateplanId } } } } } }',
     `{ ${Array.from({ length: 20 }, (_, i) => `a${i}: channel { name }`).join(' ')} }`,
     `{ channel { ${Array(30).fill('name @include(if: true)').join(' ')} } }`,
     `{ ${'__type(name: "Query") { ofType { '.repeat(1)}${'ofType { '.repeat(12)}name${' }'.repeat(14)} }`,
-    `{ properties(ids: [${Array.from({ length: 1200 }, (_, i) => i).join(',')}]) { nodes { id } } }`,
+    `{ properties(ids: [${Array.from({ length: 1200 }, (_, i) => i).join(',')}]) { edges { node { propertyId } } } }`,
     '\u0000',
     '{ channel { name } }\u0000',
     '\ufeff{ channel { name } }',
@@ -611,7 +626,7 @@ const hostileDocument: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(...VALID).chain((doc) => fc.nat({ max: doc.length - 1 }).map((cut) => doc.slice(0, cut))),
   fc.tuple(fc.constantFrom(...VALID), fc.constantFrom(...HOSTILE_STRINGS), fc.nat()).map(([doc, bad, at]) => doc.slice(0, at % doc.length) + bad + doc.slice(at % doc.length)),
   fc.integer({ min: 20, max: 3_000 }).map((depth) => `{ ${'a { '.repeat(depth)}b${' }'.repeat(depth)} }`),
-  fc.integer({ min: 20, max: 3_000 }).map((depth) => `{ property(id: ${'['.repeat(depth)}1${']'.repeat(depth)}) { id } }`),
+  fc.integer({ min: 20, max: 3_000 }).map((depth) => `{ property(id: ${'['.repeat(depth)}1${']'.repeat(depth)}) { propertyId } }`),
 );
 
 interface EndpointCase {
