@@ -97,8 +97,11 @@ function webhooksOf(res: GraphQLResult): Gql[] {
   return edgesNodes(dataOf(res).webhooks);
 }
 
+/** A connection as a test reads it. */
+type Connection = Gql & { totalCount: number; pageInfo: Gql; edges: { cursor: string; node: Gql }[] };
+
 /** The delivery log (a connection) of a DELIVERIES result. */
-function deliveriesOf(res: GraphQLResult): Gql {
+function deliveriesOf(res: GraphQLResult): Connection {
   return dataOf(res).webhook.deliveries;
 }
 
@@ -395,8 +398,8 @@ describe('deliveries of booking events, and replay', () => {
     expect(page.pageInfo).toEqual({
       hasNextPage: false,
       hasPreviousPage: false,
-      startCursor: page.edges[0].cursor,
-      endCursor: page.edges[1].cursor,
+      startCursor: page.edges[0]!.cursor,
+      endCursor: page.edges[1]!.cursor,
     });
     const items = edgesNodes(page);
     expect(items.map((d) => d.type).sort()).toEqual(['reservation.confirmed', 'reservation.created']);
@@ -446,7 +449,7 @@ describe('deliveries of booking events, and replay', () => {
     expect(second.edges).toHaveLength(1);
     expect(second.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
     const all = edgesNodes(deliveriesOf(await gql(t, creds, DELIVERIES, { webhookId: hook.webhookId })));
-    expect([first.edges[0].node.deliveryId, second.edges[0].node.deliveryId]).toEqual(all.map((d) => d.deliveryId));
+    expect([first.edges[0]!.node.deliveryId, second.edges[0]!.node.deliveryId]).toEqual(all.map((d) => d.deliveryId));
 
     // perPage 101 (refused) is first 101; page 0 (refused) has no page number to be now: a position that is no
     // cursor, and a negative page size.
