@@ -141,6 +141,8 @@ describe('Mutation.createWebhook and Query.webhooks', () => {
     expect(list.find((w) => w.id === webhook.id)).toEqual(webhook);
     expect(JSON.stringify(list)).not.toContain(secret);
     expect(dataOf(await gql(t, creds, ONE, { id: webhook.webhookId })).webhook).toEqual(webhook);
+    // The global id names it too.
+    expect(dataOf(await gql(t, creds, ONE, { id: webhook.id })).webhook).toEqual(webhook);
 
     const fields = dataOf(await gql(t, creds, '{ __type(name: "WebhookEndpoint") { fields { name } } }')).__type.fields as { name: string }[];
     expect(fields.map((f) => f.name)).not.toContain('secret');
