@@ -142,7 +142,8 @@ describe('GraphQL channel and updateChannel (same service as REST)', () => {
       userId: rest.user_id,
       name: rest.name,
       company: rest.company,
-      tier: rest.tier,
+      // GraphQL names the enum value in SCREAMING_SNAKE_CASE; REST keeps the lower-case value.
+      tier: rest.tier.toUpperCase(),
       commissionRate: rest.commission_rate,
       rateLimit: rest.rate_limit,
       defaultCurrency: rest.default_currency,

@@ -16,7 +16,7 @@ const SUBSCRIPTION = /* GraphQL */ `
       id
       type
       occurredAt
-      booking { id status totalAmount checkin propertyId updatedAt }
+      booking { bookingId status totalAmount checkin propertyId updatedAt }
     }
   }
 `;
@@ -25,7 +25,7 @@ interface EventPayload {
   id: string;
   type: string;
   occurredAt: string;
-  booking: { id: string; status: string; totalAmount: number; checkin: string; propertyId: number; updatedAt: string };
+  booking: { bookingId: string; status: string; totalAmount: number; checkin: string; propertyId: number; updatedAt: string };
 }
 
 /** A live graphql-ws subscription collecting what arrives, and the errors it ends with. */
@@ -136,18 +136,18 @@ describe('bookingEvents over graphql-ws', () => {
 
     const { flow, booking } = await bookOne(t, alice);
     await until(() => mine.events.length >= 2, 'created and confirmed');
-    expect(mine.events.map((e) => e.type)).toEqual(['reservation_created', 'reservation_confirmed']);
+    expect(mine.events.map((e) => e.type)).toEqual(['RESERVATION_CREATED', 'RESERVATION_CONFIRMED']);
     for (const event of mine.events) {
-      expect(event.booking.id).toBe(booking.id);
+      expect(event.booking.bookingId).toBe(booking.id);
       expect(event.booking.totalAmount).toBe(Number(booking.totalAmount));
     }
-    expect(mine.events[1]!.booking.status).toBe('confirmed');
+    expect(mine.events[1]!.booking.status).toBe('CONFIRMED');
     expect(new Date(mine.events[0]!.occurredAt).getTime()).toBeLessThan(new Date(mine.events[1]!.occurredAt).getTime());
 
     const cancelled = await flow.cancel(booking.id);
     expect(cancelled.status).toBe(200);
     await until(() => mine.events.length >= 3, 'cancelled');
-    expect(mine.events[2]).toMatchObject({ type: 'reservation_cancelled', booking: { id: booking.id, status: 'cancelled' } });
+    expect(mine.events[2]).toMatchObject({ type: 'RESERVATION_CANCELLED', booking: { bookingId: booking.id, status: 'CANCELLED' } });
     expect(new Set(mine.events.map((e) => e.id)).size).toBe(3);
     expect(mine.errors).toEqual([]);
 
@@ -157,7 +157,7 @@ describe('bookingEvents over graphql-ws', () => {
   });
 
   it('narrows to the requested types', async () => {
-    const cancellations = watch(client({ 'X-Api-Key': alice.api_key }), { types: ['reservation_cancelled'] });
+    const cancellations = watch(client({ 'X-Api-Key': alice.api_key }), { types: ['RESERVATION_CANCELLED'] });
     const everything = watch(client({ 'X-Api-Key': alice.api_key }));
     await Promise.all([settled(cancellations), settled(everything)]);
     const { flow, booking } = await bookOne(t, alice, 20);
@@ -166,7 +166,7 @@ describe('bookingEvents over graphql-ws', () => {
     await flow.cancel(booking.id);
     await until(() => cancellations.events.length >= 1, 'the cancellation');
     await until(() => everything.events.length >= 3, 'the cancellation on the unfiltered subscription');
-    expect(cancellations.events.map((e) => e.type)).toEqual(['reservation_cancelled']);
+    expect(cancellations.events.map((e) => e.type)).toEqual(['RESERVATION_CANCELLED']);
   });
 
   it('refuses a connection without a valid credential in connection_init', async () => {
@@ -281,7 +281,7 @@ describe('limits and revocation', () => {
     const subscriber = client({ 'X-Api-Key': who.api_key });
     const w = watch(subscriber);
     // A second subscription keeps the connection open: no-shows do not happen in this test.
-    const idle = watch(subscriber, { types: ['reservation_no_show'] });
+    const idle = watch(subscriber, { types: ['RESERVATION_NO_SHOW'] });
     await Promise.all([settled(w), settled(idle)]);
     const { api_key } = await rotateKey(t.service.deps.db.prisma, who.app_id);
     const flow = v1(t, { ...who, api_key });
@@ -341,9 +341,9 @@ describe('bookingEvents over SSE', () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     const { booking } = await bookOne(t, alice);
     await until(() => events.length >= 2, 'SSE events');
-    expect(events.map((e) => [e.type, e.booking.id])).toEqual([
-      ['reservation_created', booking.id],
-      ['reservation_confirmed', booking.id],
+    expect(events.map((e) => [e.type, e.booking.bookingId])).toEqual([
+      ['RESERVATION_CREATED', booking.id],
+      ['RESERVATION_CONFIRMED', booking.id],
     ]);
     // The client hangs up: the server's subscription ends with the stream.
     await reader.cancel();
@@ -404,9 +404,9 @@ describe.runIf(process.env.DATABASE_URL && process.env.REDIS_URL)('bookingEvents
     expect(a.service.deps.events.kind).toBe('redis');
     // Give a duplicate time to show up if there were one.
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(mine.events.map((e) => [e.type, e.booking.id])).toEqual([
-      ['reservation_created', booking.id],
-      ['reservation_confirmed', booking.id],
+    expect(mine.events.map((e) => [e.type, e.booking.bookingId])).toEqual([
+      ['RESERVATION_CREATED', booking.id],
+      ['RESERVATION_CONFIRMED', booking.id],
     ]);
     expect(theirs.events).toEqual([]);
   });
