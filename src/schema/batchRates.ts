@@ -7,7 +7,7 @@ import { ErrorCodeEnum } from './bookingErrors.js';
 import { builder } from './builder.js';
 import { serviceEnum } from './enums.js';
 import { graphqlNames, STAY_FIELDS } from './errors.js';
-import { Currency, PropertyOffersRef } from './search.js';
+import { Currency, PropertyOffersRef, stayInputFields, stayInputRules } from './search.js';
 
 /**
  * Batch rates: the GraphQL twin of POST /channel/v1/search/rates/batch, over the same service.
@@ -21,18 +21,7 @@ const r = searchRules;
 
 /** The rules of one item (REST's BatchRatesItem in camelCase); GraphQL gives null for what is absent. */
 const itemSchema: z.ZodType<BatchRatesItemInput> = z
-  .object({
-    propertyId: r.propertyId,
-    checkin: r.checkin,
-    checkout: r.checkout,
-    adults: r.adults.nullish(),
-    children: r.children.nullish(),
-    childrenAges: r.childrenAges.nullish(),
-    rooms: r.rooms.nullish(),
-    occupancy: r.occupancyText.nullish(),
-    roomtypeId: r.roomtypeId.nullish(),
-    rateplanId: r.rateplanId.nullish(),
-  })
+  .object({ propertyId: r.propertyId, ...stayInputRules })
   .transform((i) => ({
     propertyId: i.propertyId,
     checkin: i.checkin,
@@ -48,18 +37,7 @@ const itemSchema: z.ZodType<BatchRatesItemInput> = z
 
 const BatchRatesItemInputRef = builder.inputType('BatchRatesItemInput', {
   description: 'One property and stay, as propertyAvailability takes them',
-  fields: (t) => ({
-    propertyId: t.int({ required: true }),
-    checkin: t.field({ type: 'Date', required: true }),
-    checkout: t.field({ type: 'Date', required: true }),
-    adults: t.int({ description: 'Adults in all rooms; not with occupancy' }),
-    children: t.int(),
-    childrenAges: t.intList({ description: 'One age per child; a child without one counts as 8' }),
-    rooms: t.int(),
-    occupancy: t.stringList({ description: 'One per room: <adults> or <adults>-<age>,<age>' }),
-    roomtypeId: t.string(),
-    rateplanId: t.string(),
-  }),
+  fields: (t) => ({ propertyId: t.int({ required: true }), ...stayInputFields(t) }),
 });
 
 const BatchRatesInputRef = builder.inputType('BatchRatesInput', {

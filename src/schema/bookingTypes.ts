@@ -17,7 +17,7 @@ import { policyOf } from '../services/reservations/index.js';
 import { operationScopes } from '../services/access/index.js';
 import type { RequestContext } from '../context.js';
 import { builder } from './builder.js';
-import { countOf } from './connections.js';
+import { countedConnection } from './connections.js';
 import { serviceEnum } from './enums.js';
 import { CancellationPolicyType, PropertyRef } from './properties.js';
 import { PolicyRef } from './search.js';
@@ -183,14 +183,4 @@ BookingRef.implement({
   }),
 });
 
-export const BookingConnection = builder.connectionObject({
-  type: BookingRef,
-  name: 'BookingConnection',
-  description: 'Bookings, newest first',
-  fields: (t) => ({
-    totalCount: t.int({
-      description: 'Bookings the filter matches (counted only when asked for)',
-      resolve: (c) => countOf(c),
-    }),
-  }),
-});
+export const BookingConnection = countedConnection(BookingRef, 'BookingConnection', 'Bookings, newest first', 'Bookings the filter matches');

@@ -1,6 +1,7 @@
 import { cursorToOffset, resolveArrayConnection, resolveCursorConnection, type DefaultConnectionArguments } from '@pothos/plugin-relay';
 import { z } from 'zod';
 import { ValidationError, type CursorWindow } from '../services/kernel/index.js';
+import { builder } from './builder.js';
 
 /**
  * Relay cursor connections over the services' lists (docs/decisions.md, "GraphQL: pagination").
@@ -78,5 +79,25 @@ export function countOf(page: unknown): Promise<number> {
   const count = (page as ConnectionPage<unknown>).totalCount;
   if (!count) throw new Error('this connection does not count');
   return count();
+}
+
+/**
+ * The connection type of a list that counts: edges, pageInfo and `totalCount` (`counted` says what
+ * it counts), the count made only when selected.
+ */
+export function countedConnection<Type extends Parameters<typeof builder.connectionObject>[0]['type']>(
+  type: Type,
+  name: string,
+  description: string,
+  counted: string,
+) {
+  return builder.connectionObject({
+    type,
+    name,
+    description,
+    fields: (t) => ({
+      totalCount: t.int({ description: `${counted} (counted only when asked for)`, resolve: (page) => countOf(page) }),
+    }),
+  });
 }
 

@@ -13,7 +13,7 @@ import type { RoomOccupancy } from '../upstream/protocol.js';
 import type { RequestContext } from '../context.js';
 import { builder } from './builder.js';
 import { BookingRef, BookingStatus, currentBooking } from './bookingTypes.js';
-import { countOf } from './connections.js';
+import { countedConnection } from './connections.js';
 import { PropertyRef } from './properties.js';
 import { PolicyRef } from './search.js';
 
@@ -163,14 +163,7 @@ builder.objectField(BookingRef, 'reservation', (t) =>
   }),
 );
 
-export const ReservationConnection = builder.connectionObject({
-  type: ReservationRef,
-  name: 'ReservationConnection',
-  description: 'Reservations, newest first',
-  fields: (t) => ({
-    totalCount: t.int({ description: 'Reservations the filter matches (counted only when asked for)', resolve: (c) => countOf(c) }),
-  }),
-});
+export const ReservationConnection = countedConnection(ReservationRef, 'ReservationConnection', 'Reservations, newest first', 'Reservations the filter matches');
 
 export const ReservationCancellationRef = builder.objectRef<ReservationCancellation>('ReservationCancellation').implement({
   description: 'What a cancellation did (REST: POST /channel/v1/reservations/{id}/cancel)',

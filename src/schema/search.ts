@@ -212,20 +212,37 @@ const RatesInput = builder.inputType('RatesInput', {
   }),
 });
 
+type InputFields = Parameters<Parameters<typeof builder.inputType>[1]['fields']>[0];
+
+/** The fields of a stay to price: StayInput's, and with a propertyId each item of batch rates (BatchRatesItemInput). */
+export const stayInputFields = (t: InputFields) => ({
+  checkin: t.field({ type: 'Date', required: true }),
+  checkout: t.field({ type: 'Date', required: true }),
+  adults: t.int({ description: 'Adults in all rooms; not with occupancy' }),
+  children: t.int(),
+  childrenAges: t.intList({ description: 'One age per child; a child without one counts as 8' }),
+  rooms: t.int(),
+  occupancy: t.stringList({ description: 'One per room: <adults> or <adults>-<age>,<age>' }),
+  roomtypeId: t.string({ description: 'Only this room type' }),
+  rateplanId: t.string({ description: 'Only this rate plan' }),
+});
+
+/** The rules of those fields (GraphQL gives null for what is absent). */
+export const stayInputRules = {
+  checkin: searchRules.checkin,
+  checkout: searchRules.checkout,
+  adults: searchRules.adults.nullish(),
+  children: searchRules.children.nullish(),
+  childrenAges: searchRules.childrenAges.nullish(),
+  rooms: searchRules.rooms.nullish(),
+  occupancy: searchRules.occupancyText.nullish(),
+  roomtypeId: searchRules.roomtypeId.nullish(),
+  rateplanId: searchRules.rateplanId.nullish(),
+};
+
 const StayInput = builder.inputType('StayInput', {
   description: 'A stay and party to price, as propertyAvailability takes them without the property',
-  fields: (t) => ({
-    checkin: t.field({ type: 'Date', required: true }),
-    checkout: t.field({ type: 'Date', required: true }),
-    adults: t.int({ description: 'Adults in all rooms; not with occupancy' }),
-    children: t.int(),
-    childrenAges: t.intList({ description: 'One age per child; a child without one counts as 8' }),
-    rooms: t.int(),
-    occupancy: t.stringList({ description: 'One per room: <adults> or <adults>-<age>,<age>' }),
-    currency: t.field({ type: Currency, description: 'Default KRW' }),
-    roomtypeId: t.string({ description: 'Only this room type' }),
-    rateplanId: t.string({ description: 'Only this rate plan' }),
-  }),
+  fields: (t) => ({ ...stayInputFields(t), currency: t.field({ type: Currency, description: 'Default KRW' }) }),
 });
 
 const r = searchRules;
@@ -337,20 +354,7 @@ builder.queryFields((t) => ({
 // A property's availability, as an edge of the property
 
 /** The rules of a stay: batch rates' item without its property. */
-const stayArgument = z.object({
-  stay: z.object({
-    checkin: r.checkin,
-    checkout: r.checkout,
-    adults: r.adults.nullish(),
-    children: r.children.nullish(),
-    childrenAges: r.childrenAges.nullish(),
-    rooms: r.rooms.nullish(),
-    occupancy: r.occupancyText.nullish(),
-    currency: r.currency.nullish(),
-    roomtypeId: r.roomtypeId.nullish(),
-    rateplanId: r.rateplanId.nullish(),
-  }),
-});
+const stayArgument = z.object({ stay: z.object({ ...stayInputRules, currency: r.currency.nullish() }) });
 
 /** Errors across the stay's fields name the argument: `stay.checkout`. */
 const STAY_NAMES: FieldNames = graphqlNames('stay', STAY_FIELDS);

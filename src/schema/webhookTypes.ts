@@ -14,7 +14,7 @@ import { operationScopes } from '../services/access/index.js';
 import type { RequestContext } from '../context.js';
 import { BookingEventTypeEnum } from './bookingTypes.js';
 import { builder } from './builder.js';
-import { connectionArgs, countOf, PAGE_SIZE, type ConnectionPage } from './connections.js';
+import { connectionArgs, countedConnection, PAGE_SIZE, type ConnectionPage } from './connections.js';
 import { serviceEnum } from './enums.js';
 import { resolveCursorConnection, type DefaultConnectionArguments } from '@pothos/plugin-relay';
 
@@ -84,14 +84,12 @@ WebhookDeliveryRef.implement({
   }),
 });
 
-export const WebhookDeliveryConnection = builder.connectionObject({
-  type: WebhookDeliveryRef,
-  name: 'WebhookDeliveryConnection',
-  description: "A webhook's deliveries, newest first, each with its attempts",
-  fields: (t) => ({
-    totalCount: t.int({ description: 'Deliveries the filter matches (counted only when asked for)', resolve: (c) => countOf(c) }),
-  }),
-});
+export const WebhookDeliveryConnection = countedConnection(
+  WebhookDeliveryRef,
+  'WebhookDeliveryConnection',
+  "A webhook's deliveries, newest first, each with its attempts",
+  'Deliveries the filter matches',
+);
 
 const deliveriesArgs = z.object({ status: z.enum(DELIVERY_STATUSES).nullish(), ...connectionArgs });
 type DeliveriesArgs = z.infer<typeof deliveriesArgs>;
@@ -151,11 +149,4 @@ WebhookRef.implement({
   }),
 });
 
-export const WebhookConnection = builder.connectionObject({
-  type: WebhookRef,
-  name: 'WebhookEndpointConnection',
-  description: "The channel's webhooks, oldest first",
-  fields: (t) => ({
-    totalCount: t.int({ description: 'Webhooks of the channel', resolve: (c) => countOf(c) }),
-  }),
-});
+export const WebhookConnection = countedConnection(WebhookRef, 'WebhookEndpointConnection', "The channel's webhooks, oldest first", 'Webhooks of the channel');
