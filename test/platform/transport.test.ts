@@ -203,22 +203,22 @@ describe('IP allow lists', () => {
     expect(body.errors[0]!.extensions.code).toBe('IP_NOT_ALLOWED');
   });
 
-  it('closes a graphql-ws connection from outside the list with 4403 and admits one from inside', async () => {
+  it('closes a graphql-ws connection from outside the list with 4403 IP_NOT_ALLOWED and admits one from inside', async () => {
     const port = await t.service.listen(0);
     const attempt = (params: Record<string, string>) =>
-      new Promise<{ code?: number; data?: unknown }>((resolve) => {
+      new Promise<{ code?: number; reason?: string; data?: unknown }>((resolve) => {
         const client = createClient({ url: `ws://127.0.0.1:${port}/graphql`, webSocketImpl: WebSocket, connectionParams: params, retryAttempts: 0 });
         client.subscribe(
           { query: '{ channel { name } }' },
           {
             next: (result) => resolve({ data: result.data }),
-            error: (error) => resolve({ code: (error as { code?: number }).code }),
+            error: (error) => resolve({ code: (error as { code?: number }).code, reason: (error as { reason?: string }).reason }),
             complete: () => void client.dispose(),
           },
         );
       });
     await setAllowList(t, creds, ['203.0.113.7']);
-    expect(await attempt(apiKey(creds))).toEqual({ code: 4403 });
+    expect(await attempt(apiKey(creds))).toEqual({ code: 4403, reason: expect.stringMatching(/^IP_NOT_ALLOWED: Requests of this app are not accepted from \S*127\.0\.0\.1$/) });
     await setAllowList(t, creds, ['127.0.0.0/8', '::1']);
     expect(await attempt(apiKey(creds))).toEqual({ data: { channel: { name: 'Listed' } } });
     await setAllowList(t, creds, ['203.0.113.7', '198.51.100.0/24', '2001:db8::/32']);
