@@ -62,6 +62,7 @@ describe('GraphiQL examples against the schema', () => {
       isHeadersEditorEnabled: true,
       defaultEditorToolsVisibility: 'headers',
       subscriptionsProtocol: 'SSE',
+      method: 'POST',
     });
     expect(options.defaultTabs?.[0]?.query).toBe(DEFAULT_QUERY);
     const page = await renderGraphiQLPage(options);

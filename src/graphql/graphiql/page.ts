@@ -34,6 +34,9 @@ export function graphiqlOptions(today: Date = new Date()): GraphiQLOptions {
     // Subscriptions over SSE on /graphql: a fetch that sends the headers pane's headers (the key),
     // as every query does. Yoga's page sends no headers in graphql-ws's connection_init.
     subscriptionsProtocol: 'SSE',
+    // Every operation POSTed as JSON, subscriptions too (GraphiQL's SSE client would otherwise GET
+    // them with the document in the URL, which CSRF prevention refuses when no key is sent).
+    method: 'POST',
   };
 }
 
