@@ -19,11 +19,12 @@ import { connectionFacts } from './http.js';
  * Security headers on every answer (Hono's secureHeaders): nosniff, no framing, no referrer, and
  * Strict-Transport-Security on answers sent over HTTPS. API answers (JSON, CSV, files) get
  * `default-src 'none'`: nothing in them may run if a browser renders one. The HTML pages get
- * what they need: the docs page loads only its own assets; GraphiQL (Yoga's page) loads its
- * scripts, styles and workers from unpkg.com and runs one inline script; an HTML answer that
- * sets its own policy (the booking voucher: one inline style, nothing else) keeps it.
+ * what they need: the docs page loads only its own assets; GraphiQL (when `pages.graphiql`, the
+ * page made at start) runs its one inline script, known by its digest, and loads nothing from
+ * elsewhere; an HTML answer that sets its own policy (the booking voucher: one inline style,
+ * nothing else) keeps it. Every policy is built here once, at start.
  */
-export function securityHeaders(deps: AppDeps): MiddlewareHandler<HttpEnv> {
+export function securityHeaders(deps: AppDeps, pages: { graphiql: { readonly scriptHashes: readonly string[] } | null }): MiddlewareHandler<HttpEnv> {
   const common = {
     crossOriginResourcePolicy: 'same-site',
     xFrameOptions: 'DENY',
@@ -46,21 +47,30 @@ export function securityHeaders(deps: AppDeps): MiddlewareHandler<HttpEnv> {
       frameAncestors: ["'none'"],
     },
   });
-  const graphiql = secureHeaders({
-    ...common,
-    contentSecurityPolicy: {
-      defaultSrc: ["'self'"],
-      scriptSrc: ["'self'", "'unsafe-inline'", 'https://unpkg.com'],
-      styleSrc: ["'self'", "'unsafe-inline'", 'https://unpkg.com'],
-      fontSrc: ["'self'", 'data:', 'https://unpkg.com'],
-      imgSrc: ["'self'", 'data:', 'https://raw.githubusercontent.com'],
-      workerSrc: ["'self'", 'blob:', 'https://unpkg.com'],
-      connectSrc: ["'self'"],
-      objectSrc: ["'none'"],
-      baseUri: ["'none'"],
-      frameAncestors: ["'none'"],
-    },
-  });
+  // GraphiQL (src/graphql/graphiql/page.ts): its one inline script by digest, computed when the page
+  // was made at start; nothing from another origin, no eval. Styles need 'unsafe-inline': the editor
+  // (Monaco) adds <style> elements of changing text (theme, icons) without a nonce, and style
+  // attributes, at run time; a digest in style-src would switch 'unsafe-inline' off and refuse them
+  // (about 300 violations in Chromium). Fonts and images are data: URLs in the inline stylesheet;
+  // the editor's workers start from blob: URLs; queries and subscriptions (SSE) are fetches to the
+  // service itself.
+  const graphiql = pages.graphiql
+    ? secureHeaders({
+        ...common,
+        contentSecurityPolicy: {
+          defaultSrc: ["'none'"],
+          scriptSrc: [...pages.graphiql.scriptHashes],
+          styleSrc: ["'unsafe-inline'"],
+          imgSrc: ['data:'],
+          fontSrc: ['data:'],
+          workerSrc: ['blob:'],
+          connectSrc: ["'self'"],
+          baseUri: ["'none'"],
+          formAction: ["'none'"],
+          frameAncestors: ["'none'"],
+        },
+      })
+    : api;
   const noop = async () => {};
   return async (c, next) => {
     await next();

@@ -14,7 +14,7 @@ import type { Config } from './config.js';
 import type { AppDeps } from './context.js';
 import { createDeps } from './deps.js';
 import type { Dispatcher } from './events/dispatcher.js';
-import { attachGraphQLWs, createGraphQL, type GraphQLWs, type Yoga } from './graphql/index.js';
+import { attachGraphQLWs, createGraphQL, renderGraphiQLPage, type GraphQLWs, type Yoga } from './graphql/index.js';
 import { startJobs } from './jobs.js';
 import { closeHttp, reloadTls, serveHttp } from './server.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/channels/index.js';
@@ -46,7 +46,9 @@ export async function createService(config: Config, options: { logger?: Logger; 
   const { db, redis, logger, upstream } = deps;
   const adminToken = await ensureOperatorCredential(db.prisma, config);
   const demoCredentials = config.env === 'sandbox' ? await seedDemoChannel(db.prisma) : null;
-  const graphql = createGraphQL(deps);
+  // GraphiQL (GRAPHQL_GRAPHIQL) is rendered once, with its CSP digests, from the installed package.
+  const graphiql = config.graphql.graphiql ? await renderGraphiQLPage() : null;
+  const graphql = createGraphQL(deps, graphiql);
   const { yoga } = graphql;
   const jobs = await startJobs(deps, dispatcher);
 
@@ -56,7 +58,7 @@ export async function createService(config: Config, options: { logger?: Logger; 
   app.notFound((c) => errorResponse(c, new NotFoundError(`No route ${c.req.method} ${c.req.path}`)));
   app.use('*', requestId(deps));
   // On every answer, refusals included (rest-adapters/transport.ts).
-  app.use('*', securityHeaders(deps));
+  app.use('*', securityHeaders(deps, { graphiql }));
   app.use('*', corsRules(deps));
   // Health answers before the shutdown gate, so a load balancer sees readiness drop to 503.
   healthRoutes(app, deps, () => shuttingDown);

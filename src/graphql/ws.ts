@@ -10,8 +10,10 @@ import { authenticate, type CredentialHeaders, type Principal } from '../service
 import {
   AppError,
   HttpsRequiredError,
+  InternalError,
   NotFoundError,
   SubscriptionLimitError,
+  UnauthorizedError,
   clientAddress,
   isHttps,
   toAppError,
@@ -87,41 +89,54 @@ function refuseUpgrade(socket: Duplex, error: AppError): void {
 }
 
 /**
- * graphql-ws on /graphql: the credential comes in the connection_init payload
- * ({"X-Api-Key": "..."} or {"Authorization": "Bearer ..."}); a connection without a valid one, or
- * from outside its app's IP allow list, is closed with 4403. The credential is checked again for every operation (a key revoked or a token
- * expired after the connection opened is refused like on HTTP), and a connection runs at most
- * SUBSCRIPTIONS_MAX_PER_CONNECTION operations at once. Operations run through Yoga's envelop, so
- * plugins and masking apply: the GraphQL limits (tokens while parsing; depth, aliases, directives,
- * cost and the introspection switch while validating) refuse an operation here as on HTTP, and
- * persisted operations follow the same rules (graphql.operationSource). A query or mutation with
- * @defer or @stream returns its payloads one by one (plugins/incrementalDelivery.ts): graphql-ws
- * sends each as a `next` message, then `complete`.
+ * graphql-ws on /graphql: the credential comes in the connection_init payload, flat
+ * ({"X-Api-Key": "..."} or {"Authorization": "Bearer ..."}) or under `headers` ({"headers":
+ * {"X-Api-Key": "..."}}, as GraphiQL-style clients send it); see connectionCredentials. A
+ * connection without a valid one, or from outside its app's IP allow list, is closed with the
+ * refusal's code and reason (refuseConnection): 4401 for no or an invalid credential (unknown,
+ * revoked, expired, a suspended app), 4403 for IP_NOT_ALLOWED. The credential is checked again for
+ * every operation (a key revoked or a token expired after the connection opened is refused like on
+ * HTTP), and a connection runs at most SUBSCRIPTIONS_MAX_PER_CONNECTION operations at once.
+ * Operations run through Yoga's envelop, so plugins and masking apply: the GraphQL limits (tokens
+ * while parsing; depth, aliases, directives, cost and the introspection switch while validating)
+ * refuse an operation here as on HTTP, and persisted operations follow the same rules
+ * (graphql.operationSource). A query or mutation with @defer or @stream returns its payloads one by
+ * one (plugins/incrementalDelivery.ts): graphql-ws sends each as a `next` message, then `complete`.
  */
 type WsExtra = Extra & { credentials?: CredentialHeaders; clientIp?: string | undefined; operations?: Set<string> };
+
+/** What connection_init says when it carries no credential. */
+export const NO_CREDENTIAL_MESSAGE = 'No credential in connection_init: send X-Api-Key or Authorization, flat or under "headers"';
 
 function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<Record<string, unknown>, WsExtra> {
   const { maxPerConnection } = deps.config.subscriptions;
   return {
     onConnect: async (ctx) => {
-      const params = lowerKeys(ctx.connectionParams ?? {});
-      const credentials = {
-        apiKey: stringOrUndefined(params['x-api-key']),
-        authorization: stringOrUndefined(params['authorization']),
-      };
+      const credentials = connectionCredentials(ctx.connectionParams);
       // The app's IP allow list applies to the address that opened the socket.
       const clientIp = clientAddress(upgradeFacts(ctx.extra.request), deps.config.trustedProxies);
+      let refusal: AppError;
       try {
         const principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials, clientIp });
-        if (!principal) return false;
-        ctx.extra.credentials = credentials;
-        ctx.extra.clientIp = clientIp;
-        ctx.extra.operations = new Set();
-        return true;
+        if (principal) {
+          ctx.extra.credentials = credentials;
+          ctx.extra.clientIp = clientIp;
+          ctx.extra.operations = new Set();
+          return true;
+        }
+        refusal = new UnauthorizedError(NO_CREDENTIAL_MESSAGE);
       } catch (error) {
-        if (error instanceof AppError) return false;
-        throw error;
+        if (error instanceof AppError) refusal = error;
+        else {
+          // Not the client's fault (the database, say): logged under an id the reason quotes.
+          const id = crypto.randomUUID();
+          deps.logger.error({ err: error, reqId: id, transport: 'graphql-ws', clientIp }, 'graphql-ws connection_init failed');
+          refusal = new InternalError(`An internal error occurred; quote ${id} to support`);
+        }
       }
+      refuseConnection(ctx.extra.socket, refusal);
+      // graphql-ws would close with 4403 "Forbidden"; the socket is closing already, so its close is a no-op.
+      return false;
     },
     execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
     subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
@@ -222,6 +237,42 @@ async function prepareOperation(
 interface EnvelopedRoot {
   execute: (args: unknown) => never;
   subscribe: (args: unknown) => never;
+}
+
+/**
+ * The credential of a connection_init payload: X-Api-Key and Authorization, in any case, flat or
+ * under `headers`; a flat entry wins over the same entry under `headers`. As on HTTP, when both an
+ * API key and an Authorization are there, the API key is used (services/access authenticate).
+ */
+export function connectionCredentials(params: Readonly<Record<string, unknown>> | undefined): CredentialHeaders {
+  const flat = lowerKeys(params ?? {});
+  const nested = isRecord(flat['headers']) ? lowerKeys(flat['headers']) : {};
+  const entry = (name: string) => stringOrUndefined(flat[name]) ?? stringOrUndefined(nested[name]);
+  return { apiKey: entry('x-api-key'), authorization: entry('authorization') };
+}
+
+/**
+ * graphql-ws's close codes are 4000 plus the HTTP status of the same refusal (its own 4400, 4401,
+ * 4403, 4500 follow it): 4401 UNAUTHORIZED, 4403 IP_NOT_ALLOWED, 4500 INTERNAL_ERROR.
+ */
+const CLOSE_CODE_BASE = 4000;
+/** A close frame's reason is at most 123 bytes of UTF-8 (RFC 6455 §5.5). */
+const CLOSE_REASON_BYTES = 123;
+
+/** Closes a socket refused at connection_init with the refusal's code, and `CODE: message` as the reason. */
+function refuseConnection(socket: { close(code: number, reason: string): void }, refusal: AppError): void {
+  socket.close(CLOSE_CODE_BASE + refusal.status, closeReason(`${refusal.code}: ${refusal.message}`));
+}
+
+function closeReason(text: string): string {
+  if (Buffer.byteLength(text) <= CLOSE_REASON_BYTES) return text;
+  let cut = text.slice(0, CLOSE_REASON_BYTES - 3);
+  while (Buffer.byteLength(cut) > CLOSE_REASON_BYTES - 3) cut = cut.slice(0, -1);
+  return `${cut}...`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function lowerKeys(record: Record<string, unknown>): Record<string, unknown> {

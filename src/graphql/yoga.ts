@@ -3,6 +3,7 @@ import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { AppDeps, RequestContext } from '../context.js';
+import type { GraphiQLPage } from './graphiql/page.js';
 import { maskError } from './maskError.js';
 import { costLimit } from './plugins/costLimit.js';
 import { csrfPrevention } from './plugins/csrfPrevention.js';
@@ -49,8 +50,11 @@ export interface GraphQLServer {
  *
  * @defer and @stream (docs/decisions.md "Incremental delivery"): payloads after the first over
  * multipart/mixed, SSE and graphql-ws, with the same masking, limits and rate-limit charge.
+ *
+ * GraphiQL is served when a page is given (renderGraphiQLPage in graphiql/page.ts, made once at
+ * start when GRAPHQL_GRAPHIQL is on): the same bytes for every GET of /graphql that accepts HTML.
  */
-export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQLServer {
+export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>, graphiql: GraphiQLPage | null = null): GraphQLServer {
   const { config, logger } = deps;
   const settings = config.graphql;
   const persisted = persistedOperations(settings);
@@ -61,7 +65,8 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>): GraphQL
     landingPage: false,
     // CORS is decided for every surface at once (rest-adapters/transport.ts, CORS_ORIGINS).
     cors: false,
-    graphiql: settings.graphiql ? { title: 'Channel API', defaultQuery: '{ channel { userId name tier } }' } : false,
+    graphiql: graphiql ? graphiql.options : false,
+    ...(graphiql ? { renderGraphiQL: () => graphiql.body } : {}),
     context: ({ ctx }) => ctx,
     logging: {
       debug: (...args) => logger.debug(args.length === 1 ? args[0] : args),

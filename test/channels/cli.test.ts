@@ -273,13 +273,13 @@ describe('graphql-ws on /graphql', () => {
     await client.dispose();
   });
 
-  it('closes a connection without a valid credential with 4403', async () => {
+  it('closes a connection without a valid credential with 4401 and the reason', async () => {
     const client = wsClient({ 'X-Api-Key': 'ck_wrong' });
-    const closed = await new Promise<{ code: number }>((resolve) => {
-      client.on('closed', (event) => resolve(event as { code: number }));
+    const closed = await new Promise<{ code: number; reason: string }>((resolve) => {
+      client.on('closed', (event) => resolve(event as { code: number; reason: string }));
       client.subscribe({ query: '{ channel { userId } }' }, { next: () => {}, error: () => {}, complete: () => {} });
     });
-    expect(closed.code).toBe(4403);
+    expect(closed).toMatchObject({ code: 4401, reason: 'UNAUTHORIZED: The API key is not valid' });
     await client.dispose();
   });
 });

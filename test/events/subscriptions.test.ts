@@ -39,7 +39,7 @@ interface Watch {
 
 const connected = new WeakSet<Client>();
 
-function wsClient(port: number, params: Record<string, string>): Client {
+function wsClient(port: number, params: Record<string, unknown>): Client {
   const client = createClient({
     url: `ws://127.0.0.1:${port}/graphql`,
     webSocketImpl: WebSocket,
@@ -123,7 +123,7 @@ describe('bookingEvents over graphql-ws', () => {
     await t?.close();
   });
 
-  const client = (params: Record<string, string>) => {
+  const client = (params: Record<string, unknown>) => {
     const c = wsClient(port, params);
     clients.push(c);
     return c;
@@ -169,15 +169,27 @@ describe('bookingEvents over graphql-ws', () => {
     expect(cancellations.events.map((e) => e.type)).toEqual(['RESERVATION_CANCELLED']);
   });
 
-  it('refuses a connection without a valid credential in connection_init', async () => {
-    const attempts: Record<string, string>[] = [{}, { 'X-Api-Key': 'ck_not_a_key' }, { Authorization: 'Bearer oat_nope' }];
-    for (const params of attempts) {
+  it('refuses a connection without a valid credential in connection_init with 4401 and the reason', async () => {
+    const attempts: [Record<string, string>, string][] = [
+      [{}, 'UNAUTHORIZED: No credential in connection_init: send X-Api-Key or Authorization, flat or under "headers"'],
+      [{ 'X-Api-Key': 'ck_not_a_key' }, 'UNAUTHORIZED: The API key is not valid'],
+      [{ Authorization: 'Bearer oat_nope' }, 'UNAUTHORIZED: The access token is not valid'],
+    ];
+    for (const [params, reason] of attempts) {
       const refused = watch(client(params));
       await refused.done;
       expect(refused.events).toEqual([]);
       expect(refused.errors).toHaveLength(1);
-      expect((refused.errors[0] as { code?: number }).code).toBe(4403);
+      // graphql-ws's client hands over the close event; 4401 is one it does not retry.
+      expect(refused.errors[0]).toMatchObject({ code: 4401, reason });
     }
+  });
+
+  it('takes the credential under headers too, as GraphiQL-style clients send it', async () => {
+    const nested = watch(client({ headers: { 'X-Api-Key': alice.api_key } }));
+    await settled(nested);
+    const { booking } = await bookOne(t, alice, 60);
+    await until(() => nested.events.some((e) => e.booking.bookingId === booking.id), 'an event on the subscription authenticated under headers');
   });
 
   it('accepts a bearer token, and refuses a credential without reservations:read with INSUFFICIENT_SCOPE', async () => {
@@ -235,7 +247,7 @@ describe('limits and revocation', () => {
     await t?.close();
   });
 
-  const client = (params: Record<string, string>) => {
+  const client = (params: Record<string, unknown>) => {
     const c = wsClient(port, params);
     clients.push(c);
     return c;

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -202,22 +203,22 @@ describe('IP allow lists', () => {
     expect(body.errors[0]!.extensions.code).toBe('IP_NOT_ALLOWED');
   });
 
-  it('closes a graphql-ws connection from outside the list with 4403 and admits one from inside', async () => {
+  it('closes a graphql-ws connection from outside the list with 4403 IP_NOT_ALLOWED and admits one from inside', async () => {
     const port = await t.service.listen(0);
     const attempt = (params: Record<string, string>) =>
-      new Promise<{ code?: number; data?: unknown }>((resolve) => {
+      new Promise<{ code?: number; reason?: string; data?: unknown }>((resolve) => {
         const client = createClient({ url: `ws://127.0.0.1:${port}/graphql`, webSocketImpl: WebSocket, connectionParams: params, retryAttempts: 0 });
         client.subscribe(
           { query: '{ channel { name } }' },
           {
             next: (result) => resolve({ data: result.data }),
-            error: (error) => resolve({ code: (error as { code?: number }).code }),
+            error: (error) => resolve({ code: (error as { code?: number }).code, reason: (error as { reason?: string }).reason }),
             complete: () => void client.dispose(),
           },
         );
       });
     await setAllowList(t, creds, ['203.0.113.7']);
-    expect(await attempt(apiKey(creds))).toEqual({ code: 4403 });
+    expect(await attempt(apiKey(creds))).toEqual({ code: 4403, reason: expect.stringMatching(/^IP_NOT_ALLOWED: Requests of this app are not accepted from \S*127\.0\.0\.1$/) });
     await setAllowList(t, creds, ['127.0.0.0/8', '::1']);
     expect(await attempt(apiKey(creds))).toEqual({ data: { channel: { name: 'Listed' } } });
     await setAllowList(t, creds, ['203.0.113.7', '198.51.100.0/24', '2001:db8::/32']);
@@ -245,7 +246,7 @@ describe('security headers', () => {
     }
   });
 
-  it('the docs page may load only its own assets; GraphiQL also its bundle from unpkg.com', async () => {
+  it('the docs page may load only its own assets; GraphiQL nothing at all, and runs only its own inline script', async () => {
     const docs = await t.request('/channel/v1/docs');
     expect(docs.headers.get('content-type')).toMatch(/^text\/html/);
     const docsCsp = docs.headers.get('content-security-policy')!;
@@ -255,11 +256,20 @@ describe('security headers', () => {
     const graphiql = await t.request('/graphql', { headers: { accept: 'text/html' } });
     expect(graphiql.status).toBe(200);
     const csp = graphiql.headers.get('content-security-policy')!;
-    expect(csp).toContain('script-src');
-    expect(csp).toContain('https://unpkg.com');
-    // Every script the page loads is allowed by its policy.
+    expect(csp).toMatch(
+      /^default-src 'none'; script-src 'sha256-[A-Za-z0-9+/]{43}='; style-src 'unsafe-inline'; img-src data:; font-src data:; worker-src blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'$/,
+    );
+    expect(csp).not.toMatch(/unpkg|https:|unsafe-eval/);
+    // The page loads no script: its one inline script is the one the policy names by digest.
     const html = await graphiql.text();
-    for (const [, src] of html.matchAll(/<script src=([^ >]+)/g)) expect(src!.replace(/"/g, '').startsWith('https://unpkg.com/')).toBe(true);
+    expect(html).not.toMatch(/<script[^>]*\ssrc=|<link[^>]*\shref="(?!data:)/);
+    const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]!);
+    expect(scripts).toHaveLength(1);
+    expect(csp).toContain(`script-src 'sha256-${createHash('sha256').update(scripts[0]!).digest('base64')}'`);
+    // The same policy, header for header, on every load (computed once, at start).
+    const again = await t.request('/graphql', { headers: { accept: 'text/html' } });
+    expect(again.headers.get('content-security-policy')).toBe(csp);
+    await again.body?.cancel();
   });
 });
 
