@@ -36,15 +36,15 @@ function depthQuery(depth: number): string {
 const aliasQuery = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: channel { userId }`).join(' ')} }`;
 
 /**
- * A document of exactly `n` lexical tokens: aliased `properties(ids: [...]) { nodes { id } }`, 15
- * tokens and one per id each (graphql-js itself refuses many repeats of one field).
+ * A document of exactly `n` lexical tokens: aliased `properties(ids: [...]) { edges { node { id } } }`,
+ * 18 tokens and one per id each (graphql-js itself refuses many repeats of one field).
  */
 function tokenQuery(n: number): string {
   const parts: string[] = [];
   for (let left = n - 2; left > 0; ) {
-    const ids = Math.min(100, left - 15);
-    parts.push(`a${parts.length}: properties(ids: [${Array.from({ length: ids }, (_, i) => i + 1).join(' ')}]) { nodes { id } }`);
-    left -= 15 + ids;
+    const ids = Math.min(100, left - 18);
+    parts.push(`a${parts.length}: properties(ids: [${Array.from({ length: ids }, (_, i) => i + 1).join(' ')}]) { edges { node { id } } }`);
+    left -= 18 + ids;
   }
   return `{ ${parts.join(' ')} }`;
 }
@@ -56,7 +56,7 @@ const directiveQuery = (n: number) => `{ channel { userId ${Array(n).fill('__typ
  * 600 points with $n = 40 (the default GRAPHQL_MAX_COST), 601 with $n = 41: five full pages of
  * properties with their room types and rate plans (111 points each) and one of $n.
  */
-const CATALOG = 'nodes { id roomTypes { id ratePlans { id } } }';
+const CATALOG = 'edges { node { id roomTypes { id ratePlans { id } } } }';
 const COST_QUERY = `query Catalog($n: Int!) {
   ${Array.from({ length: 5 }, (_, i) => `p${i}: properties(first: 100) { ${CATALOG} }`).join('\n  ')}
   last: properties(first: $n) { ${CATALOG} }
@@ -196,12 +196,12 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
       ]);
       const ok = await gql(t, creds, COST_QUERY, { n: 40 });
       expect(ok.errors).toBeUndefined();
-      expect((ok.data!.last as { nodes: unknown[] }).nodes).toHaveLength(40);
+      expect((ok.data!.last as { edges: unknown[] }).edges).toHaveLength(40);
     }
   });
 
   it('cost: a variable named after an Object.prototype member costs what the operation runs with (issue 15, finding 8)', async () => {
-    const shape = (v: string) => `query($${v}: Int) { properties(first: $${v}) { nodes { roomTypes { id } } } }`;
+    const shape = (v: string) => `query($${v}: Int) { properties(first: $${v}) { edges { node { roomTypes { id } } } } }`;
     // No value: the field's default page (20 properties, 10 room types each counted): 220 items, 3 points.
     const unset = documentCost(parse(shape('v')), {});
     expect(unset).toBe(3);
@@ -211,15 +211,15 @@ describe('limits (defaults) over HTTP and graphql-ws', () => {
     expect(documentCost(parse(shape('__proto__')), sent)).toBe(unset);
     const res = await gql(t, creds, shape('__proto__'), sent);
     expect(res.errors).toBeUndefined();
-    expect((res.data!.properties as { nodes: unknown[] }).nodes).toHaveLength(20);
+    expect((res.data!.properties as { edges: unknown[] }).edges).toHaveLength(20);
     expect((res as { extensions?: { rateLimit?: { cost?: number } } }).extensions?.rateLimit?.cost).toBe(unset);
     // A variable without a value has none, whatever its name (not Object.prototype's member).
     for (const name of ['constructor', 'toString', 'valueOf']) expect(documentCost(parse(shape(name)), {}), name).toBe(unset);
     expect(documentCost(parse(shape('constructor')), { constructor: 1 })).toBe(1);
   });
 
-  it('the deepest real query (5 levels) and fragments, which add no level, are within the limits', async () => {
-    const res = await gql(t, creds, `{ properties(first: 2) { nodes { ... on Property { roomTypes { ...RT } } } } }
+  it('the deepest real query (6 levels) and fragments, which add no level, are within the limits', async () => {
+    const res = await gql(t, creds, `{ properties(first: 2) { edges { node { ... on Property { roomTypes { ...RT } } } } } }
       fragment RT on RoomType { id ratePlans { id cancellationPolicy } }`);
     expect(res.errors).toBeUndefined();
   });
@@ -385,7 +385,7 @@ describe('production: introspection and GraphiQL off, field suggestions hidden',
 // ---- persisted operations ----
 
 const CHANNEL_DOC = 'query Me { channel { userId name } }';
-const PROPERTY_DOC = 'query Property($id: Int!) { property(id: $id) { id name } }';
+const PROPERTY_DOC = 'query Property($id: ID!) { property(id: $id) { propertyId name } }';
 const UNKNOWN_HASH = 'f'.repeat(64);
 
 function persistedBody(hash: string, variables?: Record<string, unknown>) {
@@ -417,7 +417,7 @@ describe('persisted operations', () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as GraphQLResult).data).toEqual({ channel: { userId: creds.user_id, name: 'Test Channel' } });
     const withVars = await post(persistedBody(operationHash(PROPERTY_DOC), { id: 3 }));
-    expect(((await withVars.json()) as GraphQLResult).data).toEqual({ property: { id: 3, name: expect.any(String) } });
+    expect(((await withVars.json()) as GraphQLResult).data).toEqual({ property: { propertyId: 3, name: expect.any(String) } });
   });
 
   it('refuses an unknown hash with 400 PERSISTED_QUERY_NOT_FOUND', async () => {
@@ -483,7 +483,7 @@ describe('persisted-only mode (production)', () => {
       variables: { id: 3 },
       extensions: { persistedQuery: { version: 1, sha256Hash: operationHash(PROPERTY_DOC) } },
     });
-    expect(persisted.data).toEqual({ property: { id: 3, name: expect.any(String) } });
+    expect(persisted.data).toEqual({ property: { propertyId: 3, name: expect.any(String) } });
     expect(codes(await overWs(ws, { query: '{ channel { userId } }' }))).toEqual(['PERSISTED_QUERY_ONLY']);
     expect(
       codes(await overWs(ws, { query: '', extensions: { persistedQuery: { version: 1, sha256Hash: UNKNOWN_HASH } } })),
@@ -510,8 +510,9 @@ describe('configuration', () => {
   afterAll(() => t?.close());
 
   it('each limit is configurable', async () => {
-    expect((await gql(t, creds, '{ properties(first: 1) { nodes { roomTypes { id } } } }', {})).errors).toBeUndefined();
-    expect(codes(await gql(t, creds, '{ properties(first: 1) { nodes { roomTypes { ratePlans { id } } } } }', {}))).toEqual(['DEPTH_LIMIT_EXCEEDED']);
+    // A connection's edges and node are levels of their own: 4 levels reach the node's scalars, its room types are a 5th.
+    expect((await gql(t, creds, '{ properties(first: 1) { edges { node { id } } } }', {})).errors).toBeUndefined();
+    expect(codes(await gql(t, creds, '{ properties(first: 1) { edges { node { roomTypes { id } } } } }', {}))).toEqual(['DEPTH_LIMIT_EXCEEDED']);
     expect((await gql(t, creds, aliasQuery(2), {})).errors).toBeUndefined();
     expect(codes(await gql(t, creds, aliasQuery(3), {}))).toEqual(['ALIAS_LIMIT_EXCEEDED']);
     expect((await gql(t, creds, tokenQuery(50), {})).errors).toBeUndefined();
@@ -519,8 +520,16 @@ describe('configuration', () => {
     expect((await gql(t, creds, directiveQuery(1), {})).errors).toBeUndefined();
     expect(codes(await gql(t, creds, directiveQuery(2), {}))).toEqual(['DIRECTIVE_LIMIT_EXCEEDED']);
     expect((await gql(t, creds, '{ a: channel { userId } b: channel { userId } }', {})).errors).toBeUndefined();
-    // properties(first: 100) { nodes { roomTypes { id } } }: 100 + 1,000 items, 11 points.
-    expect(codes(await gql(t, creds, '{ properties(first: 100) { nodes { roomTypes { id } } } }', {}))).toEqual(['COST_LIMIT_EXCEEDED']);
+    // 100 properties with their room types: 100 + 1,000 items, 11 points. Through the catalog connection that is 5
+    // levels deep (over the depth limit here), so the 100 properties are asked for by their global ids: nodes(ids:)
+    // counts one item per id, as properties(first: 100) counts its page.
+    const catalog = await gql(t, creds, '{ properties(first: 100) { edges { node { id } } } }', {});
+    expect(catalog.errors).toBeUndefined();
+    const ids = (catalog.data!.properties as { edges: { node: { id: string } }[] }).edges.map((e) => e.node.id);
+    expect(ids).toHaveLength(100);
+    const rooms = 'query($ids: [ID!]!) { nodes(ids: $ids) { ... on Property { roomTypes { id } } } }';
+    expect(documentCost(parse(rooms), { ids })).toBe(11);
+    expect(codes(await gql(t, creds, rooms, { ids }))).toEqual(['COST_LIMIT_EXCEEDED']);
   });
 
   it('refuses a limit that is not a positive integer', () => {

@@ -20,7 +20,7 @@ interface Case {
   sandbox: string;
 }
 
-const BOOKINGS = 'pagination { total }';
+const BOOKINGS = 'totalCount';
 const CASES: Case[] = [
   {
     name: 'a field',
@@ -29,23 +29,23 @@ const CASES: Case[] = [
   },
   {
     name: 'an argument',
-    query: `{ bookings(pagee: 2) { ${BOOKINGS} } }`,
-    sandbox: 'Unknown argument "pagee" on field "Query.bookings". Did you mean "page"?',
+    query: `{ bookings(firstt: 2) { ${BOOKINGS} } }`,
+    sandbox: 'Unknown argument "firstt" on field "Query.bookings". Did you mean "first"?',
   },
   {
     name: 'an input object field in a literal',
-    query: `{ bookings(filter: { statuss: confirmed }) { ${BOOKINGS} } }`,
+    query: `{ bookings(filter: { statuss: CONFIRMED }) { ${BOOKINGS} } }`,
     sandbox: 'Field "statuss" is not defined by type "BookingFilter". Did you mean "status"?',
   },
   {
     name: 'an enum value in a literal (the issue: status: CONFIRME)',
     query: `{ bookings(filter: { status: CONFIRME }) { ${BOOKINGS} } }`,
-    sandbox: 'Value "CONFIRME" does not exist in "BookingStatus" enum. Did you mean the enum value "confirmed"?',
+    sandbox: 'Value "CONFIRME" does not exist in "BookingStatus" enum. Did you mean the enum value "CONFIRMED"?',
   },
   {
     name: 'an unknown type',
     query: `query ($f: BookingFiltr) { bookings(filter: $f) { ${BOOKINGS} } }`,
-    sandbox: 'Unknown type "BookingFiltr". Did you mean "BookingFilter", "Booking", "BookingEvent", "BookingPage", or "BookingStatus"?',
+    sandbox: 'Unknown type "BookingFiltr". Did you mean "BookingFilter", "Booking", "BookingEdge", "BookingEvent", or "BookingStatus"?',
   },
   {
     name: "a directive's argument",
@@ -57,30 +57,30 @@ const CASES: Case[] = [
     query: `query ($f: BookingFilter) { bookings(filter: $f) { ${BOOKINGS} } }`,
     variables: { f: { status: 'CONFIRME' } },
     sandbox:
-      'Variable "$f" got invalid value "CONFIRME" at "f.status"; Value "CONFIRME" does not exist in "BookingStatus" enum. Did you mean the enum value "confirmed"?',
+      'Variable "$f" got invalid value "CONFIRME" at "f.status"; Value "CONFIRME" does not exist in "BookingStatus" enum. Did you mean the enum value "CONFIRMED"?',
   },
   {
     name: 'an input object field in variables',
     query: `query ($f: BookingFilter) { bookings(filter: $f) { ${BOOKINGS} } }`,
-    variables: { f: { statuss: 'confirmed' } },
-    sandbox: 'Variable "$f" got invalid value { statuss: "confirmed" }; Field "statuss" is not defined by type "BookingFilter". Did you mean "status"?',
+    variables: { f: { statuss: 'CONFIRMED' } },
+    sandbox: 'Variable "$f" got invalid value { statuss: "CONFIRMED" }; Field "statuss" is not defined by type "BookingFilter". Did you mean "status"?',
   },
   {
     name: 'an enum value in a subscription literal',
-    query: 'subscription { bookingEvents(types: [reservation_create]) { id } }',
+    query: 'subscription { bookingEvents(types: [RESERVATION_CREATE]) { id } }',
     subscription: true,
     sandbox:
-      'Value "reservation_create" does not exist in "BookingEventType" enum. Did you mean the enum value "reservation_created", ' +
-      '"reservation_cancelled", "reservation_failed", "reservation_checked_in", or "reservation_confirmed"?',
+      'Value "RESERVATION_CREATE" does not exist in "BookingEventType" enum. Did you mean the enum value "RESERVATION_CREATED", ' +
+      '"RESERVATION_CANCELLED", "RESERVATION_FAILED", "RESERVATION_CHECKED_IN", or "RESERVATION_CONFIRMED"?',
   },
   {
     name: 'an enum value in subscription variables',
     query: 'subscription ($t: [BookingEventType!]) { bookingEvents(types: $t) { id } }',
-    variables: { t: ['reservation_create'] },
+    variables: { t: ['RESERVATION_CREATE'] },
     subscription: true,
     sandbox:
-      'Variable "$t" got invalid value "reservation_create" at "t[0]"; Value "reservation_create" does not exist in "BookingEventType" enum. ' +
-      'Did you mean the enum value "reservation_created", "reservation_cancelled", "reservation_failed", "reservation_checked_in", or "reservation_confirmed"?',
+      'Variable "$t" got invalid value "RESERVATION_CREATE" at "t[0]"; Value "RESERVATION_CREATE" does not exist in "BookingEventType" enum. ' +
+      'Did you mean the enum value "RESERVATION_CREATED", "RESERVATION_CANCELLED", "RESERVATION_FAILED", "RESERVATION_CHECKED_IN", or "RESERVATION_CONFIRMED"?',
   },
 ];
 

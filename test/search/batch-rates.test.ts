@@ -329,7 +329,7 @@ describe('rate limit: one point per item', () => {
 const QUERY = `query Batch($input: BatchRatesInput!) {
   batchRates(input: $input) {
     propertyId status
-    data { property { id name } checkin checkout nights currency roomTypes { roomtypeId rates { rateplanId availableRooms priceCheckToken pricing { inclusiveAmount requestCurrency } } } }
+    data { property { propertyId name } checkin checkout nights currency roomTypes { roomtypeId rates { rateplanId availableRooms priceCheckToken pricing { inclusiveAmount requestCurrency } } } }
     error { code message fields { field reason } }
   }
 }`;
@@ -342,19 +342,30 @@ describe('GraphQL batchRates', () => {
         { propertyId: 4, checkin: CHECKIN, checkout: CHECKOUT, adults: 2 },
         { propertyId: 4, checkin: CHECKIN, checkout: CHECKOUT, adults: 2, occupancy: ['2'] },
         { propertyId: 99999, checkin: CHECKIN, checkout: CHECKOUT, adults: 2 },
-        { propertyId: 5, checkin: 'soon', checkout: CHECKOUT, adults: 2 },
+        // A calendar day its rules refuse (in the past, as REST's item 2 above); a value that is no calendar day at all
+        // is refused below.
+        { propertyId: 5, checkin: day(-3), checkout: day(-1), adults: 2 },
       ],
     };
     const res = await t.graphql(QUERY, { input }, apiKey(creds));
     expect(res.errors).toBeUndefined();
     const results = res.data!.batchRates as { propertyId: number; status: string; data: Record<string, unknown> | null; error: { code: string; fields: { field: string }[] | null } | null }[];
     expect(results.map((r) => [r.propertyId, r.status, r.error?.code ?? null, r.error?.fields?.map((f) => f.field) ?? null])).toEqual([
-      [4, 'ok', null, null],
-      [4, 'error', 'VALIDATION_ERROR', ['input.items.1.adults']],
-      [99999, 'error', 'NOT_FOUND', null],
-      [5, 'error', 'VALIDATION_ERROR', ['input.items.3.checkin']],
+      [4, 'OK', null, null],
+      [4, 'ERROR', 'VALIDATION_ERROR', ['input.items.1.adults']],
+      [99999, 'ERROR', 'NOT_FOUND', null],
+      [5, 'ERROR', 'VALIDATION_ERROR', ['input.items.3.checkin']],
     ]);
-    expect(results[0]!.data).toMatchObject({ property: { id: 4 }, checkin: CHECKIN, nights: 2, currency: 'USD' });
+    expect(results[0]!.data).toMatchObject({ property: { propertyId: 4 }, checkin: CHECKIN, nights: 2, currency: 'USD' });
+
+    // A check-in that is no calendar day ('soon') is a Date the variables cannot hold: the request is refused whole,
+    // naming the item's field in the variable.
+    const malformed = await t.graphql(QUERY, { input: { ...input, items: input.items.map((item, i) => (i === 3 ? { ...item, checkin: 'soon' } : item)) } }, apiKey(creds));
+    expect(malformed.status).toBe(400);
+    expect(malformed.data ?? null).toBeNull();
+    expect(malformed.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(malformed.errors?.[0]?.message).toContain('"$input"');
+    expect(malformed.errors?.[0]?.message).toContain('at "input.items[3].checkin"');
 
     const rest = ((await (await batch({ currency: 'USD', items: [{ property_id: 4, checkin: CHECKIN, checkout: CHECKOUT, adults: 2 }] })).json()).data as Result[])[0]!;
     const gqlRates = (results[0]!.data!.roomTypes as { rates: { rateplanId: string; pricing: { inclusiveAmount: number } }[] }[]).flatMap((r) => r.rates);

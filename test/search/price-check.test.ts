@@ -150,7 +150,7 @@ describe('GET /search/price-check', () => {
       apiKey(creds),
     );
     expect(res.errors).toBeUndefined();
-    expect(res.data!.priceCheck).toMatchObject({ status: 'matched', pricing: { inclusiveAmount: rate.pricing.totals.inclusive_amount, requestCurrency: 'KRW' } });
+    expect(res.data!.priceCheck).toMatchObject({ status: 'MATCHED', pricing: { inclusiveAmount: rate.pricing.totals.inclusive_amount, requestCurrency: 'KRW' } });
     const bad = await t.graphql('{ priceCheck(token: "nope") { status } }', undefined, apiKey(creds));
     expect(bad.errors?.[0]?.extensions?.code).toBe('INVALID_TOKEN');
   });
