@@ -107,8 +107,8 @@ function scenarios(apiKey: string): Scenario[] {
       path: '/graphql',
       headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({
-        query: 'query($id:Int!){ property(id:$id){ id name city starRating roomTypes { id name maxOccupancy } } }',
-        variables: { id: 1 },
+        query: 'query($id:ID!){ property(id:$id){ propertyId name city starRating roomTypes { roomtypeId name maxOccupancy } } }',
+        variables: { id: '1' },
       }),
     },
     {

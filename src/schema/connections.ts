@@ -1,6 +1,6 @@
 import { cursorToOffset, resolveArrayConnection, resolveCursorConnection, type DefaultConnectionArguments } from '@pothos/plugin-relay';
 import { z } from 'zod';
-import { ValidationError, type CursorWindow } from '../services/kernel/index.js';
+import { ValidationError, type WindowedList } from '../services/kernel/index.js';
 import { builder } from './builder.js';
 
 /**
@@ -36,12 +36,6 @@ export interface ConnectionPage<T> {
   totalCount?: () => Promise<number>;
 }
 
-/** A list the database holds, as its service hands it out: rows of a cursor window, and their count. */
-export interface WindowedList<T> {
-  rows: (window: CursorWindow) => Promise<T[]>;
-  count: () => Promise<number>;
-}
-
 /** A page of `list` for the connection arguments, each node with the cursor its service gives it. */
 export async function keysetConnection<T>(
   args: DefaultConnectionArguments,
@@ -52,7 +46,10 @@ export async function keysetConnection<T>(
     { args, toCursor: (node) => cursorOf(node as T), defaultSize: PAGE_SIZE.default, maxSize: PAGE_SIZE.max },
     ({ after, before, limit, inverted }): Promise<T[]> => list.rows({ after, before, limit, inverted }),
   );
-  return { ...(connection as unknown as ConnectionPage<T>), totalCount: once(list.count) };
+  const page = connection as unknown as ConnectionPage<T>;
+  // An empty page's cursors are the one it was asked from, or none (the plugin would give '').
+  const { startCursor, endCursor } = page.pageInfo;
+  return { ...page, pageInfo: { ...page.pageInfo, startCursor: startCursor || null, endCursor: endCursor || null }, totalCount: once(list.count) };
 }
 
 /** A page of a list already in memory (a search's results, the properties asked for by id), by position. */

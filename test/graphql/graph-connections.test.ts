@@ -157,10 +157,15 @@ describe('bookings', () => {
     }
   });
 
-  it('first: 0 answers no edges and says whether there are any', async () => {
+  it('first: 0 answers no edges and says whether there are any; an empty page has no cursors but the one it was asked from', async () => {
     const res = dataOf(await gql(t, owner, bookingsDoc('first: 0'))).bookings;
     expect(res.edges).toEqual([]);
-    expect(res.pageInfo.hasNextPage).toBe(true);
+    expect(res.pageInfo).toEqual({ hasNextPage: true, hasPreviousPage: false, startCursor: null, endCursor: null });
+    // An empty page asked from a cursor keeps that cursor, to ask again later.
+    const last = dataOf(await gql(t, owner, bookingsDoc(`first: 100`))).bookings.pageInfo.endCursor;
+    const after = dataOf(await gql(t, owner, bookingsDoc(`first: 5, after: ${JSON.stringify(last)}`))).bookings;
+    expect(after.edges).toEqual([]);
+    expect(after.pageInfo).toMatchObject({ hasNextPage: false, startCursor: last, endCursor: last });
   });
 
   it('Channel.bookings is the same connection', async () => {

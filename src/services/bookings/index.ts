@@ -21,7 +21,7 @@ export type { BookingEventType, BookingStatus, VisibleStatus } from './states.js
 export { InsufficientBalanceError, movesBookingMoney, post, postBookingMoney } from './ledger.js';
 export { recordEvents, transact } from './transitions.js';
 export { claim, fingerprintOf, purgeExpired, settle } from './idempotency.js';
-export { BOOKING_LIST, bookingCursor, bookingEvents, bookingWindow, getBooking, getBookings, listBookings } from './list.js';
+export { bookingCursor, bookingEvents, bookingWindow, getBooking, getBookings, listBookings } from './list.js';
 export type { BookingEventEntry, BookingFilterValues, BookingPage, FilterNames } from './list.js';
 export { bookOffers, createBooking, verifyBookToken } from './create.js';
 export type { OfferToBook, PartyNames, RoomToBook } from './create.js';

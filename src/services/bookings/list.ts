@@ -1,7 +1,7 @@
 import type { RequestContext } from '../../context.js';
 import { Prisma, type Booking } from '../../generated/prisma/client.js';
 import { VISIBLE_STATUSES, type VisibleStatus } from './states.js';
-import { cursorOf, keysetQuery, NotFoundError, principalOf, ValidationError, type CursorWindow } from '../kernel/index.js';
+import { cursorOf, keysetQuery, NotFoundError, principalOf, rowsById, ValidationError, type WindowedList } from '../kernel/index.js';
 import { pageOf, type Page } from '../search/index.js';
 import { dateValue, type BookingRecord } from './record.js';
 import { isUuid } from './rules.js';
@@ -23,14 +23,9 @@ export async function getBooking(ctx: RequestContext, id: string): Promise<Booki
  * Bookings of the caller's channel by id, in the order asked, in one query: null where the channel
  * has none (another channel's, a malformed id). The batch behind GraphQL's Booking loader.
  */
-export async function getBookings(ctx: RequestContext, ids: readonly string[]): Promise<(Booking | null)[]> {
+export function getBookings(ctx: RequestContext, ids: readonly string[]): Promise<(Booking | null)[]> {
   const channelId = principalOf(ctx).channelId;
-  const wanted = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
-  const rows = wanted.length
-    ? await ctx.deps.db.prisma.booking.findMany({ where: { id: { in: wanted }, channelId, status: { in: [...VISIBLE_STATUSES] } } })
-    : [];
-  const byId = new Map(rows.map((b) => [b.id, b]));
-  return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
+  return rowsById(ids, (wanted) => ctx.deps.db.prisma.booking.findMany({ where: { id: { in: wanted }, channelId, status: { in: [...VISIBLE_STATUSES] } } }));
 }
 
 
@@ -51,7 +46,7 @@ export interface BookingFilters extends BookingFilterValues {
 export type BookingPage = Page<Booking>;
 
 /** The list bookings are paged in: newest first (REST pages by number, GraphQL by cursor). */
-export const BOOKING_LIST = 'bookings';
+const BOOKING_LIST = 'bookings';
 
 /** A booking's cursor in the channel's list (keyset: createdAt, id). */
 export const bookingCursor = (b: Booking): string => cursorOf(BOOKING_LIST, { at: b.createdAt, id: b.id });
@@ -83,7 +78,7 @@ export function bookingWindow(
   ctx: RequestContext,
   filters: BookingFilterValues,
   names: FilterNames,
-): { rows: (window: CursorWindow) => Promise<Booking[]>; count: () => Promise<number> } {
+): WindowedList<Booking> {
   const where = bookingsWhere(ctx, filters, names);
   const { prisma } = ctx.deps.db;
   return {

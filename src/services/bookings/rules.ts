@@ -14,11 +14,8 @@ export function requestLeaseMs(deps: Pick<AppDeps, 'config'>): number {
   return 2 * deps.config.upstream.bookingTimeoutMs + 2 * transaction + 30_000;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(id: string): boolean {
-  return UUID.test(id);
-}
+/** The rule of row ids is the kernel's (src/services/kernel/ids.ts); the modules that take it from here keep doing so. */
+export { isUuid } from '../kernel/index.js';
 
 // ---------------------------------------------------------------------------------------------
 // Input rules, written once; REST (snake_case) and GraphQL (camelCase) build their schemas from them.

@@ -61,5 +61,6 @@ export {
 } from './money.js';
 export { callOptions, principalOf } from './principal.js';
 export { isUniqueViolation } from './prisma.js';
-export { cursorOf, keysetQuery, keysetSql, positionOf, type CursorWindow, type ListOrder, type Position } from './keyset.js';
+export { isUuid, rowsById } from './ids.js';
+export { cursorOf, keysetQuery, keysetSql, positionOf, type CursorWindow, type ListOrder, type Position, type WindowedList } from './keyset.js';
 export { storableText } from './text.js';

@@ -22,6 +22,12 @@ export interface CursorWindow {
   inverted: boolean;
 }
 
+/** A list the database holds, as its service hands it to a connection: the rows of a window, and their count. */
+export interface WindowedList<T> {
+  rows: (window: CursorWindow) => Promise<T[]>;
+  count: () => Promise<number>;
+}
+
 /** A row's place in its list. */
 export interface Position {
   at: Date;

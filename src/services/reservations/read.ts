@@ -1,7 +1,7 @@
 import type { RequestContext } from '../../context.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { isUuid, VISIBLE_STATUSES } from '../bookings/index.js';
-import { cursorOf, keysetSql, NotFoundError, principalOf, ValidationError, type CursorWindow } from '../kernel/index.js';
+import { cursorOf, keysetSql, NotFoundError, principalOf, ValidationError, type WindowedList } from '../kernel/index.js';
 import { pageOf, type Page } from '../search/index.js';
 import { ROOM_ORDER, type Reservation, reservationOf } from './rules.js';
 
@@ -77,7 +77,7 @@ export async function listReservations(ctx: RequestContext, filters: Reservation
 export function reservationWindow(
   ctx: RequestContext,
   filters: ReservationFilterValues,
-): { rows: (window: CursorWindow) => Promise<Reservation[]>; count: () => Promise<number> } {
+): WindowedList<Reservation> {
   const where = reservationsWhere(ctx, filters);
   return {
     rows: async (window) => {

@@ -1,7 +1,6 @@
 import type { RequestContext } from '../../context.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { isUuid } from '../bookings/index.js';
-import { cursorOf, keysetQuery, keysetSql, principalOf, type CursorWindow } from '../kernel/index.js';
+import { cursorOf, isUuid, keysetQuery, keysetSql, principalOf, rowsById, type CursorWindow, type WindowedList } from '../kernel/index.js';
 import { ATTEMPT_LOG, deliveryView, view, type DeliveryStatus, type DeliveryView, type WebhookView } from './endpoints.js';
 
 /**
@@ -22,16 +21,13 @@ export const deliveryCursor = (d: DeliveryView): string => cursorOf(DELIVERY_LIS
 
 /** The caller's webhooks by id, in the order asked; null where the channel has none. */
 export async function getWebhooks(ctx: RequestContext, ids: readonly string[]): Promise<(WebhookView | null)[]> {
-  const wanted = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
-  const rows = wanted.length
-    ? await ctx.deps.db.prisma.webhookEndpoint.findMany({ where: { id: { in: wanted }, channelId: principalOf(ctx).channelId } })
-    : [];
-  const byId = new Map(rows.map((row) => [row.id, view(row)]));
-  return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
+  const channelId = principalOf(ctx).channelId;
+  const rows = await rowsById(ids, (wanted) => ctx.deps.db.prisma.webhookEndpoint.findMany({ where: { id: { in: wanted }, channelId } }));
+  return rows.map((row) => row && view(row));
 }
 
 /** The caller's webhooks, oldest first, in a cursor window; the count is made only when asked for. */
-export function webhookWindow(ctx: RequestContext): { rows: (window: CursorWindow) => Promise<WebhookView[]>; count: () => Promise<number> } {
+export function webhookWindow(ctx: RequestContext): WindowedList<WebhookView> {
   const where = { channelId: principalOf(ctx).channelId };
   const { prisma } = ctx.deps.db;
   return {
@@ -46,15 +42,9 @@ export function webhookWindow(ctx: RequestContext): { rows: (window: CursorWindo
 
 /** The caller's deliveries by id (of any of its webhooks), with their attempts; null where it has none. */
 export async function getDeliveries(ctx: RequestContext, ids: readonly string[]): Promise<(DeliveryView | null)[]> {
-  const wanted = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
-  const rows = wanted.length
-    ? await ctx.deps.db.prisma.webhookDelivery.findMany({
-        where: { id: { in: wanted }, channelId: principalOf(ctx).channelId },
-        include: ATTEMPT_LOG,
-      })
-    : [];
-  const byId = new Map(rows.map((row) => [row.id, deliveryView(row)]));
-  return ids.map((id) => byId.get(id.toLowerCase()) ?? null);
+  const channelId = principalOf(ctx).channelId;
+  const rows = await rowsById(ids, (wanted) => ctx.deps.db.prisma.webhookDelivery.findMany({ where: { id: { in: wanted }, channelId }, include: ATTEMPT_LOG }));
+  return rows.map((row) => row && deliveryView(row));
 }
 
 export interface DeliveryLogFilter {
