@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyReported } from '../../src/services/bookings/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { day, v1, type Offer } from '../helpers/flow.js';
-import { dataOf, edgesNodes, gql, type Gql, topError } from '../helpers/graphql.js';
+import { dataOf, edgesNodes, expectBadDateVariable, gql, type Gql, topError } from '../helpers/graphql.js';
 import { balanceOf, bookingCount } from '../helpers/ledger.js';
-import { startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
+import { startTestService, type TestService } from '../helpers/service.js';
 
 /**
  * The GraphQL twins of the v1 booking flow: the same services as REST, so the same records and
@@ -106,18 +106,6 @@ async function restRecord(who: IssuedCredentials, id: string): Promise<Gql> {
   const res = await v1(t, who).get(id);
   expect(res.status).toBe(200);
   return (await res.json()).data;
-}
-
-/**
- * A Date variable that is not a calendar day: refused while the variables are read (HTTP 400, no
- * data, BAD_USER_INPUT), the message naming the variable's path.
- */
-function expectBadDateVariable(res: GraphQLResult, path: string) {
-  expect(res.status).toBe(400);
-  expect(res.data).toBeUndefined();
-  const error = topError(res);
-  expect(error.extensions?.code).toBe('BAD_USER_INPUT');
-  expect(error.message).toContain(`"${path}"`);
 }
 
 describe('Mutation.createBooking', () => {

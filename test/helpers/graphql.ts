@@ -51,3 +51,16 @@ export function topError(res: GraphQLResult) {
 export function edgesNodes<T = Gql>(connection: { edges: { node: T }[] }): T[] {
   return connection.edges.map((e) => e.node);
 }
+
+/**
+ * A Date variable that is not a calendar day: refused while the variables are read (HTTP 400, no
+ * data, BAD_USER_INPUT), the message naming the variable's path.
+ */
+export function expectBadDateVariable(res: GraphQLResult, path: string): void {
+  expect(res.status).toBe(400);
+  expect(res.data).toBeUndefined();
+  const error = topError(res);
+  expect(error.extensions?.code).toBe('BAD_USER_INPUT');
+  expect(error.message).toContain(`"${path}"`);
+}
+

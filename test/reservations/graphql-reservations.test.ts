@@ -4,7 +4,7 @@ import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { documentCost } from '../../src/graphql/cost.js';
 import { checkInvariants } from '../helpers/bookingInvariants.js';
 import { day, findRate, type FoundRate, v1 } from '../helpers/flow.js';
-import { dataOf, edgesNodes, gql, type Gql, topError } from '../helpers/graphql.js';
+import { dataOf, edgesNodes, expectBadDateVariable, gql, type Gql, topError } from '../helpers/graphql.js';
 import { balanceOf, bookingCount, eventsOf, ledgerOf } from '../helpers/ledger.js';
 import { apiKey, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
 
@@ -90,18 +90,6 @@ const reservationIds = (res: GraphQLResult): string[] => edgesNodes(dataOf(res).
 
 /** A REST enum value (confirmed, non_refundable) as GraphQL spells it (CONFIRMED, NON_REFUNDABLE). */
 const enumValue = (v: string) => v.toUpperCase();
-
-/**
- * A Date variable that is not a calendar day: refused while the variables are read (HTTP 400, no
- * data, BAD_USER_INPUT), the message naming the variable's path.
- */
-function expectBadDateVariable(res: GraphQLResult, path: string) {
-  expect(res.status).toBe(400);
-  expect(res.data).toBeUndefined();
-  const error = topError(res);
-  expect(error.extensions?.code).toBe('BAD_USER_INPUT');
-  expect(error.message).toContain(`"${path}"`);
-}
 
 const fieldsOf = (res: GraphQLResult) => ((topError(res).extensions?.details?.fields ?? []) as { field: string }[]).map((f) => f.field);
 
