@@ -2,14 +2,14 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, validate } from 'graphql';
-import { createClient, type Client } from 'graphql-ws';
+import type { Client } from 'graphql-ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import WebSocket from 'ws';
 import { documentCost, operationHash, servedSchema } from '../../src/graphql/index.js';
 import { servedValidationRules } from '../../src/graphql/plugins/incrementalDelivery.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { day, v1 } from '../helpers/flow.js';
 import { APOLLO_ACCEPT, assemble, gate, multipartPayloads, overWs, readUntil, ssePayloads, type Payload } from '../helpers/incremental.js';
+import { graphqlWsClient } from '../helpers/graphql.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -98,17 +98,7 @@ const COST_QUERY_DEFERRED = `query Catalog($n: Int!) {
 
 const clients: Client[] = [];
 
-function wsClient(port: number, credentials: IssuedCredentials): Client {
-  const client = createClient({
-    url: `ws://127.0.0.1:${port}/graphql`,
-    webSocketImpl: WebSocket,
-    connectionParams: { 'X-Api-Key': credentials.api_key },
-    retryAttempts: 0,
-    lazy: true,
-  });
-  clients.push(client);
-  return client;
-}
+const wsClient = (port: number, credentials: IssuedCredentials): Client => graphqlWsClient(port, credentials, clients);
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.dispose()));

@@ -3,15 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getIntrospectionQuery, parse } from 'graphql';
 import { serverAudits } from 'graphql-http';
-import { createClient, type Client } from 'graphql-ws';
+import type { Client } from 'graphql-ws';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { loadConfig } from '../../src/config.js';
 import { createGraphQL, operationHash } from '../../src/graphql/index.js';
 import { documentCost } from '../../src/graphql/cost.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
-import { gql } from '../helpers/graphql.js';
+import { gql, graphqlWsClient } from '../helpers/graphql.js';
 import { apiKey, startTestService, testEnv, type GraphQLResult, type TestService } from '../helpers/service.js';
 
 /**
@@ -73,17 +72,7 @@ interface WsResult {
 
 const clients: Client[] = [];
 
-function wsClient(port: number, credentials: IssuedCredentials): Client {
-  const client = createClient({
-    url: `ws://127.0.0.1:${port}/graphql`,
-    webSocketImpl: WebSocket,
-    connectionParams: { 'X-Api-Key': credentials.api_key },
-    retryAttempts: 0,
-    lazy: true,
-  });
-  clients.push(client);
-  return client;
-}
+const wsClient = (port: number, credentials: IssuedCredentials): Client => graphqlWsClient(port, credentials, clients);
 
 /** One operation over graphql-ws: its first result, or the errors it was refused with. */
 function overWs(client: Client, payload: { query: string; variables?: Record<string, unknown>; extensions?: Record<string, unknown> }): Promise<WsResult> {

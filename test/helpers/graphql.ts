@@ -1,4 +1,6 @@
+import { createClient, type Client } from 'graphql-ws';
 import { expect } from 'vitest';
+import WebSocket from 'ws';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { apiKey, type GraphQLResult, type TestService } from './service.js';
 
@@ -62,5 +64,22 @@ export function expectBadDateVariable(res: GraphQLResult, path: string): void {
   const error = topError(res);
   expect(error.extensions?.code).toBe('BAD_USER_INPUT');
   expect(error.message).toContain(`"${path}"`);
+}
+
+/**
+ * A graphql-ws client of the service listening on `port`, with the API key of `who` in
+ * connection_init: lazy (it connects with its first operation), never retrying. Put in `opened`,
+ * when given, for the test file to dispose of.
+ */
+export function graphqlWsClient(port: number, who: IssuedCredentials, opened?: Client[]): Client {
+  const client = createClient({
+    url: `ws://127.0.0.1:${port}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: { 'X-Api-Key': who.api_key },
+    retryAttempts: 0,
+    lazy: true,
+  });
+  opened?.push(client);
+  return client;
 }
 
