@@ -1,0 +1,158 @@
+import type { PropertyAvailability } from '../../upstream/protocol.js';
+import { convertFromKrw, type Amount, type Currency } from '../kernel/index.js';
+import { divideRounded, inclusive } from './offers.js';
+import type { SortBy } from './rules.js';
+
+/**
+ * The results of a multi-property search, read from one provider answer (`detail: lowest`) that
+ * many requests share (availabilityCache.ts). The answer is read once into compact rows; each
+ * currency's items and each order a request asks for are made once, on first use, and kept with
+ * the answer; a request then reads its page by position, filtering by price as it goes, without
+ * copying or sorting the answer again.
+ */
+
+export interface SearchItem {
+  propertyId: number;
+  name: string;
+  city: string;
+  starRating: number;
+  /** Inclusive total divided by the nights, in the request currency's minor units; null when unavailable. */
+  lowestNightlyPrice: Amount | null;
+  lowestTotalPrice: Amount | null;
+  currency: Currency;
+  available: boolean;
+}
+
+/** A search's results as pages read them: how many there are, and the items between two positions. */
+export interface SearchResults {
+  readonly length: number;
+  slice(start: number, end: number): SearchItem[];
+}
+
+/** How a request reads an answer: its currency, its order and its price filters (nightly, request currency). */
+export interface ResultsView {
+  currency: Currency;
+  sortBy: SortBy | null;
+  priceMin: number | null;
+  priceMax: number | null;
+}
+
+/** A property of the answer: the KRW total of its cheapest bookable rate, or null. */
+interface Row {
+  propertyId: number;
+  name: string;
+  city: string;
+  starRating: number;
+  total: Amount | null;
+}
+
+/** Items in one order, with their nightly prices as numbers (NaN: none) for the price filters. */
+interface Ordered {
+  items: readonly SearchItem[];
+  nightly: Float64Array;
+}
+
+/**
+ * Estimated heap bytes, for the cache's memory bound: a row (object, name and city strings), an
+ * item of one currency (object and two bigints), a place in one order (pointer and number).
+ * Measured with the simulator's answers (500 properties: 76 KB of rows, 72 KB more for a currency
+ * and one order), rounded up.
+ */
+const BYTES = { answer: 256, row: 160, item: 130, ordered: 16 } as const;
+
+export class SearchAnswer {
+  private readonly rows: readonly Row[];
+  private readonly items = new Map<Currency, readonly SearchItem[]>();
+  private readonly orders = new Map<string, Ordered>();
+  /** Estimated heap bytes held: the rows and every currency and order made so far. */
+  bytes: number;
+
+  constructor(
+    results: readonly PropertyAvailability[],
+    /** Nights of the stay searched (the answer's key fixes them). */
+    private readonly nights: number,
+  ) {
+    this.rows = results.map((r) => {
+      const rate = r.available ? r.rates[0] : undefined;
+      return { propertyId: r.property_id, name: r.name, city: r.city, starRating: r.star_rating, total: rate ? inclusive(rate) : null };
+    });
+    this.bytes = BYTES.answer + this.rows.length * BYTES.row;
+  }
+
+  /** The results as `view` reads them. */
+  results(view: ResultsView): SearchResults {
+    const { items, nightly } = this.ordered(view.currency, view.sortBy);
+    if (view.priceMin === null && view.priceMax === null) {
+      return { length: items.length, slice: (start, end) => items.slice(start, end) };
+    }
+    // Nightly prices within the bounds; NaN (unavailable) never is.
+    const min = view.priceMin ?? 0;
+    const max = view.priceMax ?? Number.POSITIVE_INFINITY;
+    let length = 0;
+    for (const price of nightly) if (price >= min && price <= max) length++;
+    return {
+      length,
+      slice(start, end) {
+        const page: SearchItem[] = [];
+        for (let i = 0, position = 0; i < items.length && position < end; i++) {
+          const price = nightly[i]!;
+          if (!(price >= min && price <= max)) continue;
+          if (position >= start) page.push(items[i]!);
+          position++;
+        }
+        return page;
+      },
+    };
+  }
+
+  private ordered(currency: Currency, sortBy: SortBy | null): Ordered {
+    const key = `${currency}:${sortBy ?? ''}`;
+    let ordered = this.orders.get(key);
+    if (!ordered) {
+      const items = [...this.itemsIn(currency)].sort(comparator(sortBy));
+      const nightly = Float64Array.from(items, (i) => (i.lowestNightlyPrice === null ? Number.NaN : Number(i.lowestNightlyPrice)));
+      ordered = { items, nightly };
+      this.orders.set(key, ordered);
+      this.bytes += items.length * BYTES.ordered;
+    }
+    return ordered;
+  }
+
+  private itemsIn(currency: Currency): readonly SearchItem[] {
+    let items = this.items.get(currency);
+    if (!items) {
+      items = this.rows.map((row) => {
+        const total = row.total === null ? null : convertFromKrw(row.total, currency);
+        // Shared by every request reading this answer: nobody may change it.
+        return Object.freeze({
+          propertyId: row.propertyId,
+          name: row.name,
+          city: row.city,
+          starRating: row.starRating,
+          lowestNightlyPrice: total === null ? null : divideRounded(total, this.nights),
+          lowestTotalPrice: total,
+          currency,
+          available: total !== null,
+        });
+      });
+      this.items.set(currency, items);
+      this.bytes += items.length * BYTES.item;
+    }
+    return items;
+  }
+}
+
+/** Available first; then the requested order; property id breaks ties so pages are stable. */
+function comparator(sortBy: SortBy | null): (a: SearchItem, b: SearchItem) => number {
+  return (a, b) => {
+    if (a.available !== b.available) return a.available ? -1 : 1;
+    let order = 0;
+    if (sortBy === 'price_asc' || sortBy === 'price_desc') {
+      const diff = (a.lowestNightlyPrice ?? 0n) - (b.lowestNightlyPrice ?? 0n);
+      order = diff === 0n ? 0 : (diff < 0n ? -1 : 1) * (sortBy === 'price_asc' ? 1 : -1);
+    } else if (sortBy === 'star_rating') {
+      order = b.starRating - a.starRating;
+    }
+    return order || a.propertyId - b.propertyId;
+  };
+}
