@@ -92,6 +92,14 @@ const envSchema = z.object({
   /** Property content kept in memory: entries and time to live. */
   CONTENT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   CONTENT_CACHE_TTL_MS: z.coerce.number().int().positive().default(300_000),
+  /**
+   * The provider's answers to multi-property searches, kept this long and shared by every request
+   * asking the same of the provider (0: every search asks the provider); prices are re-checked with
+   * the provider at the price check whatever a search showed.
+   */
+  SEARCH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
+  /** What those answers may hold in memory at most, in MiB (estimated from their results). */
+  SEARCH_CACHE_MAX_MB: z.coerce.number().int().min(1).max(4_096).default(64),
   /** The bundled simulator (used when UPSTREAM_URL is unset, and by `npm run simulator`). */
   SIMULATOR_SEED: z.coerce.number().int().min(0).max(0xffff_ffff).default(42),
   SIMULATOR_SIZE: z.coerce.number().int().min(1).max(100_000).default(500),
@@ -230,6 +238,7 @@ const configSchema = envSchema.transform((e, ctx) => {
       persistedOnly: e.GRAPHQL_PERSISTED_ONLY,
     },
     contentCache: { size: e.CONTENT_CACHE_SIZE, ttlMs: e.CONTENT_CACHE_TTL_MS },
+    searchCache: { ttlMs: e.SEARCH_CACHE_TTL_MS, maxBytes: e.SEARCH_CACHE_MAX_MB * 1024 * 1024 },
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     bookings: { pendingDeadlineMinutes: e.PENDING_DEADLINE_MINUTES, syncIntervalMs: e.BOOKING_SYNC_INTERVAL_MS },
     events: { pollIntervalMs: e.EVENTS_POLL_INTERVAL_MS },

@@ -7,6 +7,7 @@ import { createLoaders, type Loaders, type PropertyCatalog } from './services/ca
 import type { UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import type { AppError } from './services/kernel/index.js';
+import type { AvailabilityCache } from './services/search/index.js';
 import type { WebhookSender } from './services/webhooks/index.js';
 import type { EventBus } from './events/bus.js';
 import type { CredentialChanges } from './events/credentialChanges.js';
@@ -22,6 +23,8 @@ export interface AppDeps {
   /** The inventory provider, and its content behind a shared cache. */
   readonly upstream: UpstreamClient;
   readonly catalog: PropertyCatalog;
+  /** The provider's answers to multi-property searches, kept a few seconds (SEARCH_CACHE_TTL_MS). */
+  readonly searchCache: AvailabilityCache;
   readonly tokens: TokenSigner;
   /** Credentials recently found valid (null when AUTH_CACHE_TTL_MS is 0). */
   readonly credentials: CredentialCache | null;

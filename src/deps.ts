@@ -10,6 +10,7 @@ import { Dispatcher } from './events/dispatcher.js';
 import { ChannelRateLimits, createCredentialCache, createRateLimiter, TokenSigner } from './services/access/index.js';
 import { PropertyCatalog } from './services/catalog/index.js';
 import { checkEnvironment, claimEnvironment } from './services/kernel/index.js';
+import { AvailabilityCache } from './services/search/index.js';
 import { DeliveryWork, WebhookSender } from './services/webhooks/index.js';
 import { startSimulator, type RunningSimulator } from './simulator/server.js';
 import { UpstreamClient } from './upstream/client.js';
@@ -65,6 +66,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   });
   let dispatcher: Dispatcher | undefined;
   const credentials = createCredentialCache(config.authCacheTtlMs);
+  const clock = options.clock ?? (() => new Date());
   const deps: AppDeps = {
     config,
     db,
@@ -72,10 +74,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     logger,
     upstream,
     catalog: new PropertyCatalog(upstream, config.contentCache),
+    searchCache: new AvailabilityCache(upstream, { ...config.searchCache, clock }),
     tokens: await TokenSigner.load(db.prisma, config),
     credentials,
     credentialChanges: createCredentialChanges(credentials, redis, logger),
-    clock: options.clock ?? (() => new Date()),
+    clock,
     events: createEventBus(redis, logger),
     webhookSender: new WebhookSender({
       timeoutMs: config.webhooks.timeoutMs,

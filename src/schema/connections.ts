@@ -1,4 +1,4 @@
-import { cursorToOffset, resolveArrayConnection, resolveCursorConnection, type DefaultConnectionArguments } from '@pothos/plugin-relay';
+import { cursorToOffset, resolveCursorConnection, resolveOffsetConnection, type DefaultConnectionArguments } from '@pothos/plugin-relay';
 import { z } from 'zod';
 import { ValidationError, type WindowedList } from '../services/kernel/index.js';
 import { builder } from './builder.js';
@@ -52,13 +52,22 @@ export async function keysetConnection<T>(
   return { ...page, pageInfo: { ...page.pageInfo, startCursor: startCursor || null, endCursor: endCursor || null }, totalCount: once(list.count) };
 }
 
+/** A list in memory read by position: an array, or a search's results (which copy only the page asked for). */
+export interface PositionalList<T> {
+  readonly length: number;
+  slice(start: number, end: number): T[];
+}
+
 /** A page of a list already in memory (a search's results, the properties asked for by id), by position. */
-export function arrayConnection<T>(args: DefaultConnectionArguments, items: readonly T[]): ConnectionPage<T> {
+export async function arrayConnection<T>(args: DefaultConnectionArguments, items: PositionalList<T>): Promise<ConnectionPage<T>> {
   for (const name of ['after', 'before'] as const) {
     const cursor = args[name];
     if (cursor != null && !isOffsetCursor(cursor)) throw new ValidationError([{ field: name, reason: 'not a cursor of this list' }]);
   }
-  const connection = resolveArrayConnection({ args, defaultSize: PAGE_SIZE.default, maxSize: PAGE_SIZE.max }, items);
+  const connection = await resolveOffsetConnection(
+    { args, totalCount: items.length, defaultSize: PAGE_SIZE.default, maxSize: PAGE_SIZE.max },
+    ({ offset, limit }) => items.slice(offset, offset + limit),
+  );
   return { ...(connection as unknown as ConnectionPage<T>), totalCount: () => Promise.resolve(items.length) };
 }
 

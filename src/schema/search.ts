@@ -91,8 +91,9 @@ const SearchItemConnection = builder.connectionObject({
   type: SearchItemRef,
   name: 'SearchItemConnection',
   description:
-    'The properties of a search, available first, then in the order asked for: a page of them (by position: a search ' +
-    'is made afresh on every request), with the search as the service understood it',
+    'The properties of a search, available first, then in the order asked for: a page of them (by position: the pages ' +
+    'of one search read the same provider answer while it is kept, a few seconds), with the search as the service ' +
+    'understood it',
   fields: (t) => ({
     searchContext: t.field({
       type: SearchContextRef,
@@ -328,8 +329,8 @@ builder.queryFields((t) => ({
     validate: { schema: availabilityArgs },
     resolve: async (_root, { input, ...page }, ctx) => {
       const values = defined(input);
-      const { context, items } = await searchAll(ctx, { ...values, occupancy: values.occupancy && parseOccupancies(values.occupancy) }, NAMES);
-      return { ...arrayConnection(page, items), searchContext: context };
+      const { context, results } = await searchAll(ctx, { ...values, occupancy: values.occupancy && parseOccupancies(values.occupancy) }, NAMES);
+      return { ...(await arrayConnection(page, results)), searchContext: context };
     },
   }),
   propertyAvailability: t.field({

@@ -1,8 +1,8 @@
 import type { RequestContext } from '../../context.js';
 import type { RoomOccupancy } from '../../upstream/protocol.js';
-import { callOptions, convertFromKrw, ValidationError, type Amount, type Currency } from '../kernel/index.js';
-import { divideRounded, inclusive } from './offers.js';
+import { callOptions, ValidationError, type Currency } from '../kernel/index.js';
 import { type Page, paginate } from './paging.js';
+import type { SearchItem, SearchResults } from './results.js';
 import { type FieldNames, SNAKE_NAMES, type SortBy, type StayInput, normalizeStay, partySize } from './rules.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -39,39 +39,30 @@ export interface SearchContext {
   perPage: number;
 }
 
-export interface SearchItem {
-  propertyId: number;
-  name: string;
-  city: string;
-  starRating: number;
-  /** Inclusive total divided by the nights, in the request currency's minor units; null when unavailable. */
-  lowestNightlyPrice: Amount | null;
-  lowestTotalPrice: Amount | null;
-  currency: Currency;
-  available: boolean;
-}
 /**
  * Many properties in one provider call (`detail: lowest`), then filtered by price, sorted and
- * paged here. Property names come from the catalog in one batch (usually from its cache).
+ * paged here. The provider's answer is shared by the searches that ask it the same thing for a
+ * few seconds (availabilityCache.ts); names and cities come with it.
  */
 export async function searchAvailability(
   ctx: RequestContext,
   input: MultiSearchInput,
   names: FieldNames = SNAKE_NAMES,
 ): Promise<{ context: SearchContext; page: Page<SearchItem> }> {
-  const { context, items } = await searchAll(ctx, input, names);
-  return { context, page: paginate(items, context.page, context.perPage) };
+  const { context, results } = await searchAll(ctx, input, names);
+  return { context, page: paginate(results, context.page, context.perPage) };
 }
 
 /**
  * Every result of a search, in the order pages take them (GraphQL's connection pages them by
- * position: a search is made afresh on each request, so a cursor is a place in its results).
+ * position: the same search reads the same answer in the same order, so a cursor is a place in
+ * its results), read a page at a time.
  */
 export async function searchAll(
   ctx: RequestContext,
   input: MultiSearchInput,
   names: FieldNames = SNAKE_NAMES,
-): Promise<{ context: SearchContext; items: SearchItem[] }> {
+): Promise<{ context: SearchContext; results: SearchResults }> {
   const stay = normalizeStay(input, ctx.deps.clock(), names);
   if (input.priceMin !== undefined && input.priceMax !== undefined && input.priceMin > input.priceMax) {
     throw new ValidationError([{ field: names.priceMax, reason: `must not be below ${names.priceMin}` }]);
@@ -97,54 +88,20 @@ export async function searchAll(
     perPage: input.perPage ?? 20,
   };
 
-  const { results } = await ctx.deps.upstream.availability(
+  // The provider request is the cache's key: always built in this order, property ids sorted (the
+  // results' order is ours, whatever the provider's), and nothing in it the provider is not sent.
+  const results = await ctx.deps.searchCache.search(
     {
       checkin: stay.checkin,
       checkout: stay.checkout,
       occupancy: stay.occupancy,
-      ...(context.propertyIds && { property_ids: context.propertyIds }),
+      ...(context.propertyIds && { property_ids: [...context.propertyIds].sort((a, b) => a - b) }),
       ...(context.city && { city: context.city }),
       ...(context.starRatingMin !== null && { star_rating_min: context.starRatingMin }),
       detail: 'lowest',
     },
+    { nights: stay.nights, currency, sortBy: context.sortBy, priceMin: context.priceMin, priceMax: context.priceMax },
     callOptions(ctx),
   );
-
-  let items: SearchItem[] = results.map((r) => {
-    const rate = r.available ? r.rates[0] : undefined;
-    const total = rate ? convertFromKrw(inclusive(rate), currency) : null;
-    return {
-      propertyId: r.property_id,
-      name: r.name,
-      city: r.city,
-      starRating: r.star_rating,
-      lowestNightlyPrice: total === null ? null : divideRounded(total, stay.nights),
-      lowestTotalPrice: total,
-      currency,
-      available: rate !== undefined,
-    };
-  });
-
-  if (context.priceMin !== null || context.priceMax !== null) {
-    const min = context.priceMin ?? 0;
-    const max = context.priceMax ?? Number.POSITIVE_INFINITY;
-    items = items.filter((i) => i.lowestNightlyPrice !== null && Number(i.lowestNightlyPrice) >= min && Number(i.lowestNightlyPrice) <= max);
-  }
-  items.sort(comparator(context.sortBy));
-  return { context, items };
-}
-
-/** Available first; then the requested order; property id breaks ties so pages are stable. */
-function comparator(sortBy: SortBy | null): (a: SearchItem, b: SearchItem) => number {
-  return (a, b) => {
-    if (a.available !== b.available) return a.available ? -1 : 1;
-    let order = 0;
-    if (sortBy === 'price_asc' || sortBy === 'price_desc') {
-      const diff = (a.lowestNightlyPrice ?? 0n) - (b.lowestNightlyPrice ?? 0n);
-      order = diff === 0n ? 0 : (diff < 0n ? -1 : 1) * (sortBy === 'price_asc' ? 1 : -1);
-    } else if (sortBy === 'star_rating') {
-      order = b.starRating - a.starRating;
-    }
-    return order || a.propertyId - b.propertyId;
-  };
+  return { context, results };
 }

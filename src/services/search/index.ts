@@ -1,7 +1,8 @@
 /**
  * Search (docs/spec/channel-api.md §4.4): the public face of the module. Field rules and stay normalisation
  * (rules.ts), paging, cancellation policy deadlines and charges, one property's offers and rates
- * (offers.ts), multi-property availability (availability.ts), price check and batch rates.
+ * (offers.ts), multi-property availability (availability.ts) over the provider's answers kept a few
+ * seconds (availabilityCache.ts, results.ts), price check and batch rates.
  */
 export {
   MAX_ROOMS,
@@ -27,7 +28,10 @@ export type { CancellationCharges } from './cancellation.js';
 export { inclusive, localDate, offerOf, pricingOf, propertyAvailability, searchRates } from './offers.js';
 export type { NightLine, Pricing, PropertyOffers, RateOffer, RoomOffers } from './offers.js';
 export { searchAll, searchAvailability } from './availability.js';
-export type { SearchContext, SearchItem } from './availability.js';
+export type { SearchContext } from './availability.js';
+export type { SearchItem, SearchResults } from './results.js';
+export { AvailabilityCache } from './availabilityCache.js';
+export type { AvailabilityCacheStats } from './availabilityCache.js';
 export { BOOK_TOKEN_TTL_SECONDS, bookClaims, priceCheck, repriceOffer } from './priceCheck.js';
 export type { PriceCheckResult } from './priceCheck.js';
 export { BATCH_RATES_MAX_ITEMS, batchRates, itemFieldNames, readBatchItems } from './batchRates.js';

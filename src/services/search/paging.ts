@@ -7,7 +7,8 @@ export interface Page<T> {
   hasNext: boolean;
 }
 
-export function paginate<T>(all: T[], page: number, perPage: number): Page<T> {
+/** Page `page` of a list read by position (an array, or a search's results). */
+export function paginate<T>(all: { readonly length: number; slice(start: number, end: number): T[] }, page: number, perPage: number): Page<T> {
   return pageOf(all.slice((page - 1) * perPage, page * perPage), all.length, page, perPage);
 }
 
