@@ -52,11 +52,13 @@ describe('a standalone provider that stops and comes back', () => {
   beforeAll(async () => {
     port = await freePort();
     child = await startStandalone(port);
+    // No caches: every request below must reach the provider (the search cache has its own tests).
     t = await startTestService({
       UPSTREAM_URL: `http://127.0.0.1:${port}`,
       UPSTREAM_BREAKER_THRESHOLD: '3',
       UPSTREAM_BREAKER_COOLDOWN_MS: '700',
       CONTENT_CACHE_SIZE: '0',
+      SEARCH_CACHE_TTL_MS: '0',
     });
     key = apiKey(await t.channel());
   }, 60_000);
@@ -183,7 +185,8 @@ describe('a provider that fails now and then', () => {
     flaky.listen(0, '127.0.0.1');
     await once(flaky, 'listening');
     const { port } = flaky.address() as { port: number };
-    t = await startTestService({ UPSTREAM_URL: `http://127.0.0.1:${port}`, CONTENT_CACHE_SIZE: '0' });
+    // No caches: every request below must reach the provider (the search cache has its own tests).
+    t = await startTestService({ UPSTREAM_URL: `http://127.0.0.1:${port}`, CONTENT_CACHE_SIZE: '0', SEARCH_CACHE_TTL_MS: '0' });
     key = apiKey(await t.channel());
   });
   afterAll(async () => {
