@@ -1,6 +1,7 @@
 import { cursorToOffset, resolveCursorConnection, resolveOffsetConnection, type DefaultConnectionArguments } from '@pothos/plugin-relay';
 import { z } from 'zod';
 import { ValidationError, type WindowedList } from '../services/kernel/index.js';
+import type { PositionalList } from '../services/search/index.js';
 import { builder } from './builder.js';
 
 /**
@@ -50,12 +51,6 @@ export async function keysetConnection<T>(
   // An empty page's cursors are the one it was asked from, or none (the plugin would give '').
   const { startCursor, endCursor } = page.pageInfo;
   return { ...page, pageInfo: { ...page.pageInfo, startCursor: startCursor || null, endCursor: endCursor || null }, totalCount: once(list.count) };
-}
-
-/** A list in memory read by position: an array, or a search's results (which copy only the page asked for). */
-export interface PositionalList<T> {
-  readonly length: number;
-  slice(start: number, end: number): T[];
 }
 
 /** A page of a list already in memory (a search's results, the properties asked for by id), by position. */

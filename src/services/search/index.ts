@@ -16,7 +16,7 @@ export {
 } from './rules.js';
 export type { FieldNames, Stay } from './rules.js';
 export { pageOf } from './paging.js';
-export type { Page } from './paging.js';
+export type { Page, PositionalList } from './paging.js';
 export {
   CHECKIN_HOUR,
   PENALTY_PERCENT,

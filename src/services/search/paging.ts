@@ -7,8 +7,14 @@ export interface Page<T> {
   hasNext: boolean;
 }
 
-/** Page `page` of a list read by position (an array, or a search's results). */
-export function paginate<T>(all: { readonly length: number; slice(start: number, end: number): T[] }, page: number, perPage: number): Page<T> {
+/** A list read by position: an array, or a search's results (which copy only the part asked for). */
+export interface PositionalList<T> {
+  readonly length: number;
+  slice(start: number, end: number): T[];
+}
+
+/** Page `page` of a list read by position. */
+export function paginate<T>(all: PositionalList<T>, page: number, perPage: number): Page<T> {
   return pageOf(all.slice((page - 1) * perPage, page * perPage), all.length, page, perPage);
 }
 
