@@ -2,6 +2,7 @@ import type { PropertyAvailability } from '../../upstream/protocol.js';
 import { convertFromKrw, type Amount, type Currency } from '../kernel/index.js';
 import { divideRounded, inclusive } from './offers.js';
 import type { SortBy } from './rules.js';
+import type { PositionalList } from './paging.js';
 
 /**
  * The results of a multi-property search, read from one provider answer (`detail: lowest`) that
@@ -24,10 +25,7 @@ export interface SearchItem {
 }
 
 /** A search's results as pages read them: how many there are, and the items between two positions. */
-export interface SearchResults {
-  readonly length: number;
-  slice(start: number, end: number): SearchItem[];
-}
+export type SearchResults = PositionalList<SearchItem>;
 
 /** How a request reads an answer: its currency, its order and its price filters (nightly, request currency). */
 export interface ResultsView {
