@@ -2,7 +2,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { AppDeps, RequestContext } from '../context.js';
+import { exposeRequestContext, type AppDeps, type RequestContext } from '../context.js';
 import type { GraphiQLPage } from './graphiql/page.js';
 import { maskError } from './maskError.js';
 import { costLimit } from './plugins/costLimit.js';
@@ -67,7 +67,11 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>, graphiql
     cors: false,
     graphiql: graphiql ? graphiql.options : false,
     ...(graphiql ? { renderGraphiQL: () => graphiql.body } : {}),
-    context: ({ ctx }) => ctx,
+    // Yoga's context becomes the request context (its lazy parts stay lazy: context.ts).
+    context: (initial) => {
+      exposeRequestContext(initial, initial.ctx);
+      return {} as RequestContext;
+    },
     logging: {
       debug: (...args) => logger.debug(args.length === 1 ? args[0] : args),
       info: (...args) => logger.info(args.length === 1 ? args[0] : args),
