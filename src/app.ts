@@ -7,7 +7,7 @@ import { errorResponse } from '../rest-adapters/envelope.js';
 import type { HttpEnv } from '../rest-adapters/env.js';
 import { createFront, FrontResponse, refusalResponse, withFinalHeaders } from '../rest-adapters/front.js';
 import { healthRoutes } from '../rest-adapters/health.js';
-import { adoptExchange, authContext, exchangeOf } from '../rest-adapters/http.js';
+import { adoptExchange, exchangeOf } from '../rest-adapters/http.js';
 import { transportRules, withDeadline } from '../rest-adapters/transport.js';
 import { v1Routes } from '../rest-adapters/v1/index.js';
 import { v2Routes } from '../rest-adapters/v2/index.js';
@@ -15,11 +15,12 @@ import type { Config } from './config.js';
 import type { AppDeps } from './context.js';
 import { createDeps } from './deps.js';
 import type { Dispatcher } from './events/dispatcher.js';
+import { graphqlSurface } from './graphql/http.js';
 import { attachGraphQLWs, createGraphQL, renderGraphiQLPage, type GraphQLWs, type Yoga } from './graphql/index.js';
 import { startJobs } from './jobs.js';
 import { closeHttp, injectRequest, reloadTls, serveHttp, type InjectedSocket } from './server.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/channels/index.js';
-import { MethodNotAllowedError, NotFoundError } from './services/kernel/index.js';
+import { NotFoundError } from './services/kernel/index.js';
 
 export interface ChannelService {
   readonly deps: AppDeps;
@@ -67,13 +68,6 @@ export async function createService(config: Config, options: { logger?: Logger; 
   app.use('*', adoptExchange());
   healthRoutes(app, deps, () => shuttingDown);
 
-  // The credential check also applies the app's IP allow list (403 IP_NOT_ALLOWED).
-  app.use('/graphql', authContext(deps, { lenient: true }));
-  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { ctx: c.get('ctx') }));
-  // Any other method (PUT, PATCH, DELETE, ...): 405 in the error envelope, outside GraphQL.
-  app.all('/graphql', (c) => {
-    throw new MethodNotAllowedError(c.req.method, '/graphql', ['GET', 'POST', 'OPTIONS']);
-  });
   // Each channel's request rate is charged in the routers after their credential check (the token
   // endpoint has its own limit); GraphQL by operation cost in its Yoga plugin, graphql-ws
   // operations when they are subscribed.
@@ -92,7 +86,9 @@ export async function createService(config: Config, options: { logger?: Logger; 
     },
     { autoCleanupIncoming: false },
   );
-  const front = createFront(deps, rules, { rest: (req, res) => void rest(req, res) }, () => shuttingDown);
+  // POST and GET /graphql: Yoga's node adapter behind the same front (src/graphql/http.ts); the
+  // credential check there also applies the app's IP allow list (IP_NOT_ALLOWED on the fields).
+  const front = createFront(deps, rules, { rest: (req, res) => void rest(req, res), graphql: graphqlSurface(deps, rules, yoga) }, () => shuttingDown);
 
   let server: Server | undefined;
   let ws: GraphQLWs | undefined;

@@ -81,6 +81,9 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>, graphiql
     maskedErrors: { maskError, errorMessage: ERROR_MESSAGE },
     // No field takes a file: a multipart/form-data POST is an unsupported media type (415).
     multipart: false,
+    // BODY_LIMIT_BYTES is enforced by the front (rest-adapters/front.ts), which reads the body
+    // before Yoga does: Yoga's own limit (a TransformStream over every body) is off.
+    maxRequestBodySize: false,
     plugins: [
       // HTTP-level refusals with a GraphQL error body and a code (415, 406, malformed parameters).
       httpRequestErrors(),
