@@ -1,13 +1,13 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RouteConfig, RouteHandler } from '@hono/zod-openapi';
-import type { Logger } from 'pino';
 import type { RequestContext } from '../src/context.js';
 
 /** Hono's per-request variables, shared by every adapter. */
 export type HttpEnv = {
-  Bindings: { incoming?: { socket?: { remoteAddress?: string; encrypted?: boolean } } };
+  /** What @hono/node-server hands over: the node request (with the front's exchange) and response. */
+  Bindings: { incoming: IncomingMessage; outgoing: ServerResponse };
   Variables: {
     requestId: string;
-    logger: Logger;
     clientIp: string | undefined;
     ctx: RequestContext;
   };

@@ -27,7 +27,9 @@ import {
 } from '../src/services/kernel/index.js';
 import { OAuthError } from '../src/services/access/index.js';
 import { InsufficientBalanceError } from '../src/services/bookings/index.js';
+import type { Level, Logger } from 'pino';
 import type { HttpEnv } from './env.js';
+import { exchange } from './http.js';
 
 /**
  * The envelopes of docs/spec/channel-api.md §2.1 and the one mapping from errors to responses. Every REST response,
@@ -105,7 +107,7 @@ export function classify(error: unknown): AppError {
 
 export function errorResponse(c: Context<HttpEnv>, error: unknown): Response {
   const appError = classify(error);
-  logFailure(c, error, appError);
+  logFailure(exchange(c), error, appError);
   for (const [name, value] of Object.entries(appError.headers)) c.header(name, value);
   c.header('X-Request-Id', c.get('requestId'));
   return c.json(errorBody(appError, c.get('requestId')), appError.status as ContentfulStatusCode);
@@ -122,7 +124,7 @@ export function errorBody(error: AppError, requestId: string) {
 /** The RFC 6749 form of the token and revocation endpoints: `{ error, error_description }`. */
 export function oauthErrorResponse(c: Context<HttpEnv>, error: unknown): Response {
   const appError = error instanceof OAuthError ? error : classify(error);
-  logFailure(c, error, appError);
+  logFailure(exchange(c), error, appError);
   for (const [name, value] of Object.entries(appError.headers)) c.header(name, value);
   if (!(appError instanceof OAuthError) && appError.status < 500) {
     const invalid = new OAuthError('invalid_request', appError.message);
@@ -132,10 +134,10 @@ export function oauthErrorResponse(c: Context<HttpEnv>, error: unknown): Respons
   return c.json({ error: code, error_description: appError.message }, appError.status as ContentfulStatusCode);
 }
 
-function logFailure(c: Context<HttpEnv>, original: unknown, mapped: AppError) {
-  const log = c.get('logger');
-  if (mapped.status >= 500) log.error({ err: original, code: mapped.code }, 'request failed');
-  else log.debug({ code: mapped.code }, 'request refused');
+/** A failure in the request's log: errors of the service at `error`, refusals at `debug` (the logger child made only then). */
+export function logFailure(ex: { readonly logger: Logger; logs(level: Level): boolean }, original: unknown, mapped: AppError): void {
+  if (mapped.status >= 500) ex.logger.error({ err: original, code: mapped.code }, 'request failed');
+  else if (ex.logs('debug')) ex.logger.debug({ code: mapped.code }, 'request refused');
 }
 
 // OpenAPI components of the envelopes.

@@ -1,71 +1,189 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
-import { createRequestContext, type AppDeps } from '../src/context.js';
-import { authenticate } from '../src/services/access/index.js';
-import { clientAddress, type ConnectionFacts, AppError, toAppError } from '../src/services/kernel/index.js';
+import type { Level, Logger } from 'pino';
+import { createRequestContext, type AppDeps, type RequestContext } from '../src/context.js';
+import { authenticate, type Principal } from '../src/services/access/index.js';
+import { clientAddress, isHttps, isInRanges, AppError, toAppError, type ConnectionFacts } from '../src/services/kernel/index.js';
 import type { HttpEnv } from './env.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
 /** X-Request-Id: the client's if it is a UUID, a new one otherwise; echoed on every response. */
-export function requestId(deps: AppDeps): MiddlewareHandler<HttpEnv> {
-  return async (c, next) => {
-    const sent = c.req.header('x-request-id');
-    const id = sent && UUID.test(sent) ? sent.toLowerCase() : crypto.randomUUID();
-    c.set('requestId', id);
-    c.set('logger', deps.logger.child({ reqId: id }));
-    c.set('clientIp', clientAddress(connectionFacts(c), deps.config.trustedProxies));
-    c.header('X-Request-Id', id);
-    const started = performance.now();
-    await next();
-    c.res.headers.set('X-Request-Id', id);
-    c.get('logger').info(
-      { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started) },
-      'request',
-    );
-  };
+export function requestIdOf(sent: string | undefined): string {
+  return sent && UUID.test(sent) ? sent.toLowerCase() : crypto.randomUUID();
 }
 
-/** What the socket and the proxies' headers say about the caller of this request. */
-export function connectionFacts(c: Context<HttpEnv>): ConnectionFacts {
-  const socket = c.env?.incoming?.socket;
-  return {
-    peer: socket?.remoteAddress,
-    encrypted: socket?.encrypted === true,
-    forwardedFor: c.req.header('x-forwarded-for'),
-    forwardedProto: c.req.header('x-forwarded-proto'),
+/** What a socket says about its caller, read once per socket (a keep-alive socket carries many requests). */
+interface SocketFacts {
+  readonly peer: string | undefined;
+  readonly encrypted: boolean;
+  /** The peer is one of TRUSTED_PROXIES: its X-Forwarded-For and -Proto are read per request. */
+  readonly proxy: boolean;
+  /** The caller's address when the peer is not a proxy. */
+  readonly clientIp: string | undefined;
+}
+
+const SOCKET_FACTS = Symbol('socketFacts');
+type FactSocket = Socket & { [SOCKET_FACTS]?: SocketFacts; encrypted?: boolean };
+
+function socketFacts(socket: FactSocket | undefined, trustedProxies: readonly string[]): SocketFacts {
+  const known = socket?.[SOCKET_FACTS];
+  if (known) return known;
+  const peer = socket?.remoteAddress;
+  const encrypted = socket?.encrypted === true;
+  const facts: SocketFacts = {
+    peer,
+    encrypted,
+    proxy: peer !== undefined && isInRanges(peer, trustedProxies),
+    clientIp: clientAddress({ peer, encrypted, forwardedFor: undefined, forwardedProto: undefined }, trustedProxies),
+  };
+  if (socket) socket[SOCKET_FACTS] = facts;
+  return facts;
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+/**
+ * One request as the front (rest-adapters/front.ts) sees it: its id, who sent it and whether over
+ * HTTPS (the socket's facts, and a trusted proxy's headers), and what is made only when asked for:
+ * the logger child and the abort signal.
+ */
+export class Exchange {
+  readonly id: string;
+  readonly clientIp: string | undefined;
+  readonly https: boolean;
+  /** The path, without the query. */
+  readonly path: string;
+  #logger: Logger | undefined;
+  #abort: AbortController | undefined;
+
+  constructor(
+    private readonly deps: AppDeps,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+  ) {
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    this.path = query < 0 ? url : url.slice(0, query);
+    this.id = requestIdOf(header(req, 'x-request-id'));
+    const { trustedProxies } = deps.config;
+    const socket = socketFacts(req.socket as FactSocket, trustedProxies);
+    if (!socket.proxy) {
+      this.clientIp = socket.clientIp;
+      this.https = socket.encrypted;
+    } else {
+      const facts: ConnectionFacts = {
+        peer: socket.peer,
+        encrypted: socket.encrypted,
+        forwardedFor: header(req, 'x-forwarded-for'),
+        forwardedProto: header(req, 'x-forwarded-proto'),
+      };
+      this.clientIp = clientAddress(facts, trustedProxies);
+      this.https = isHttps(facts, trustedProxies);
+    }
+  }
+
+  /** The service's logger with this request's id (made on first use). */
+  get logger(): Logger {
+    return (this.#logger ??= this.deps.logger.child({ reqId: this.id }));
+  }
+
+  /** Aborted when the client goes away before its answer is sent (made on first use). */
+  get signal(): AbortSignal {
+    if (!this.#abort) {
+      const abort = (this.#abort = new AbortController());
+      const res = this.res;
+      const gone = () => {
+        if (!res.writableFinished) abort.abort(this.req.errored ?? 'Client connection prematurely closed.');
+      };
+      if (res.closed) gone();
+      else res.once('close', gone);
+    }
+    return this.#abort.signal;
+  }
+
+  header(name: string): string | undefined {
+    return header(this.req, name);
+  }
+
+  /**
+   * The request's line at `info`, written by the service's logger itself (no child: the request
+   * id is one of its fields, as a child would have put it).
+   */
+  logAnswer(status: number, ms: number): void {
+    this.deps.logger.info({ reqId: this.id, method: this.req.method, path: this.path, status, ms }, 'request');
+  }
+
+  /** Whether the service logs at `level` (so a line at it is worth a logger child). */
+  logs(level: Level): boolean {
+    return this.deps.logger.isLevelEnabled(level);
+  }
+}
+
+const EXCHANGE = Symbol('exchange');
+type WithExchange = { [EXCHANGE]?: Exchange };
+
+export function attachExchange(req: IncomingMessage, exchange: Exchange): void {
+  (req as WithExchange)[EXCHANGE] = exchange;
+}
+
+export function exchangeOf(req: IncomingMessage): Exchange | undefined {
+  return (req as WithExchange)[EXCHANGE];
+}
+
+/** The front's exchange of a Hono request (the node request it came on). */
+export function exchange(c: Context<HttpEnv>): Exchange {
+  const found = c.env?.incoming && exchangeOf(c.env.incoming);
+  if (!found) throw new Error('a request reached the REST adapters without the front (rest-adapters/front.ts)');
+  return found;
+}
+
+/** Hands the front's facts to Hono's variables, for the adapters: request id and client address. */
+export function adoptExchange(): MiddlewareHandler<HttpEnv> {
+  return async (c, next) => {
+    const ex = exchange(c);
+    c.set('requestId', ex.id);
+    c.set('clientIp', ex.clientIp);
+    await next();
   };
 }
 
 /**
- * Resolves the credential into the request context. REST routes refuse a bad credential at once;
- * GraphQL (`lenient`) keeps the refusal for the fields that need a caller, so introspection and
- * GraphiQL work without one.
+ * The request context of a request: its credential resolved (and the app's IP allow list
+ * applied). REST routes refuse a bad credential at once; GraphQL (`lenient`) keeps the refusal for
+ * the fields that need a caller, so introspection and GraphiQL work without one.
  */
+export async function requestContextOf(deps: AppDeps, ex: Exchange, options: { lenient?: boolean } = {}): Promise<RequestContext> {
+  let principal: Principal | null = null;
+  let authError: AppError | null = null;
+  const credentials = { apiKey: ex.header('x-api-key'), authorization: ex.header('authorization') };
+  try {
+    principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials, clientIp: ex.clientIp });
+  } catch (error) {
+    if (!options.lenient) throw error;
+    if (!(error instanceof AppError)) ex.logger.error({ err: error }, 'authentication failed');
+    authError = toAppError(error);
+  }
+  return createRequestContext(deps, {
+    requestId: ex.id,
+    logger: () => ex.logger,
+    principal,
+    authError,
+    credentials,
+    clientIp: ex.clientIp,
+    signal: () => ex.signal,
+    scenarioHeader: ex.header('x-test-scenario'),
+  });
+}
+
+/** The credential check of the REST routers: the request context, or a refusal in the envelope. */
 export function authContext(deps: AppDeps, options: { lenient?: boolean } = {}): MiddlewareHandler<HttpEnv> {
   return async (c, next) => {
-    let principal = null;
-    let authError: AppError | null = null;
-    const credentials = { apiKey: c.req.header('x-api-key'), authorization: c.req.header('authorization') };
-    try {
-      principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials, clientIp: c.get('clientIp') });
-    } catch (error) {
-      if (!options.lenient) throw error;
-      if (!(error instanceof AppError)) c.get('logger').error({ err: error }, 'authentication failed');
-      authError = toAppError(error);
-    }
-    c.set(
-      'ctx',
-      createRequestContext(deps, {
-        requestId: c.get('requestId'),
-        logger: c.get('logger'),
-        principal,
-        authError,
-        credentials,
-        clientIp: c.get('clientIp'),
-        signal: c.req.raw.signal,
-        scenarioHeader: c.req.header('x-test-scenario'),
-      }),
-    );
+    c.set('ctx', await requestContextOf(deps, exchange(c), options));
     await next();
   };
 }

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { HttpEnv } from './env.js';
+import { exchange } from './http.js';
 
 /**
  * A streamed response body from an async source of text chunks, pulled as the client reads (so a
@@ -20,7 +21,7 @@ export function streamResponse(
         if (next.done) controller.close();
         else controller.enqueue(encoder.encode(next.value));
       } catch (error) {
-        c.get('logger').error({ err: error }, 'stream failed after the response started');
+        exchange(c).logger.error({ err: error }, 'stream failed after the response started');
         controller.error(error);
       }
     },

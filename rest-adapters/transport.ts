@@ -1,19 +1,78 @@
-import type { MiddlewareHandler } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
-import { HTTPException } from 'hono/http-exception';
 import { secureHeaders } from 'hono/secure-headers';
-import { timeout } from 'hono/timeout';
 import type { AppDeps } from '../src/context.js';
-import { HttpsRequiredError, RequestTimeoutError, isHttps, isLoopback } from '../src/services/kernel/index.js';
-import type { HttpEnv } from './env.js';
-import { connectionFacts } from './http.js';
+import { HttpsRequiredError, RequestTimeoutError, isLoopback, type AppError } from '../src/services/kernel/index.js';
 
 /**
- * The transport rules in front of every surface (REST, GraphQL, docs), in app.ts's order:
- * security headers and CORS on every answer (errors too), then HTTPS, then the request deadline.
- * The apps' IP allow lists are checked with the credential (services/auth.ts), and the rate limit
- * after both.
+ * The transport rules in front of every surface (REST, GraphQL, docs), applied by the front
+ * (rest-adapters/front.ts) in this order: security headers and CORS on every answer (errors too),
+ * then HTTPS, then the shutdown gate, the body limit and the request deadline. The apps' IP allow
+ * lists are checked with the credential (services/auth.ts), and the rate limit after both. Every
+ * header set here is computed once, at start.
  */
+
+/** Response headers as name/value pairs, computed once. */
+export type HeaderList = readonly (readonly [name: string, value: string])[];
+
+export interface TransportRules {
+  /** Security headers of an API answer (JSON, CSV, files), of the docs pages and of GraphiQL. */
+  readonly security: { readonly api: HeaderList; readonly docsPage: HeaderList; readonly graphiql: HeaderList };
+  /** Sent on answers that reached us over HTTPS. */
+  readonly hsts: readonly [name: string, value: string];
+  /** CORS_ORIGINS (null: none, no CORS header at all). */
+  readonly cors: CorsRules | null;
+  /** REQUEST_TIMEOUT_MS of a request, or null when it is never cut off. */
+  deadlineOf(method: string, idempotencyKey: string | undefined): number | null;
+  /** The HTTPS_REQUIRED refusal of a request, or null when it may go on. */
+  httpsRefusal(https: boolean, path: string, clientIp: string | undefined): AppError | null;
+}
+
+export interface CorsRules {
+  /** Headers of an answer to a request from `origin` (the empty string when none was sent). */
+  answer(origin: string): HeaderList;
+  /** The whole answer to a preflight from `origin`: 204 with these headers. */
+  preflight(origin: string): HeaderList;
+  /** Whether `Vary: Origin` goes on every answer (a list of origins rather than *). */
+  readonly varyOrigin: boolean;
+}
+
+/**
+ * The rules of this configuration; `pages.graphiql` is the GraphiQL page made at start (its
+ * inline script's digest goes into its policy), or null when GraphiQL is off.
+ */
+export async function transportRules(
+  deps: Pick<AppDeps, 'config'>,
+  pages: { graphiql: { readonly scriptHashes: readonly string[] } | null },
+): Promise<TransportRules> {
+  const { transport } = deps.config;
+  const security = await securityHeaders(pages);
+  const corsRules = await corsRulesOf(transport.corsOrigins);
+  const { requestTimeoutMs, requireHttps } = transport;
+  return {
+    security,
+    hsts: ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'],
+    cors: corsRules,
+    deadlineOf: (method, idempotencyKey) => (method !== 'GET' && idempotencyKey !== undefined ? null : requestTimeoutMs),
+    httpsRefusal(https, path, clientIp) {
+      if (!requireHttps || https) return null;
+      const operatorOnHost = path.startsWith('/admin/') && isLoopback(clientIp);
+      return operatorOnHost ? null : new HttpsRequiredError();
+    },
+  };
+}
+
+/**
+ * The headers a Hono middleware sets on an answer, read once by running it on a sample request:
+ * Hono's secureHeaders and cors stay the source of the header text.
+ */
+async function headersOf(middleware: MiddlewareHandler, init: RequestInit = {}): Promise<HeaderList> {
+  const app = new Hono();
+  app.use('*', middleware);
+  app.all('*', (c) => c.body(null, 200));
+  const response = await app.request('http://localhost/', init);
+  return [...response.headers].filter(([name]) => name !== 'content-type' && name !== 'content-length');
+}
 
 /**
  * Security headers on every answer (Hono's secureHeaders): nosniff, no framing, no referrer, and
@@ -22,31 +81,35 @@ import { connectionFacts } from './http.js';
  * what they need: the docs page loads only its own assets; GraphiQL (when `pages.graphiql`, the
  * page made at start) runs its one inline script, known by its digest, and loads nothing from
  * elsewhere; an HTML answer that sets its own policy (the booking voucher: one inline style,
- * nothing else) keeps it. Every policy is built here once, at start.
+ * nothing else) keeps it.
  */
-export function securityHeaders(deps: AppDeps, pages: { graphiql: { readonly scriptHashes: readonly string[] } | null }): MiddlewareHandler<HttpEnv> {
+async function securityHeaders(pages: { graphiql: { readonly scriptHashes: readonly string[] } | null }): Promise<TransportRules['security']> {
   const common = {
     crossOriginResourcePolicy: 'same-site',
     xFrameOptions: 'DENY',
     strictTransportSecurity: false,
     // Hono's default also sets X-XSS-Protection: 0 and the others; kept.
   } as const;
-  const api = secureHeaders({
-    ...common,
-    contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
-  });
-  const docsPage = secureHeaders({
-    ...common,
-    contentSecurityPolicy: {
-      defaultSrc: ["'self'"],
-      imgSrc: ["'self'", 'data:'],
-      styleSrc: ["'self'", "'unsafe-inline'"],
-      connectSrc: ["'self'"],
-      objectSrc: ["'none'"],
-      baseUri: ["'none'"],
-      frameAncestors: ["'none'"],
-    },
-  });
+  const api = await headersOf(
+    secureHeaders({
+      ...common,
+      contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+    }),
+  );
+  const docsPage = await headersOf(
+    secureHeaders({
+      ...common,
+      contentSecurityPolicy: {
+        defaultSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        connectSrc: ["'self'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'none'"],
+        frameAncestors: ["'none'"],
+      },
+    }),
+  );
   // GraphiQL (src/graphql/graphiql/page.ts): its one inline script by digest, computed when the page
   // was made at start; nothing from another origin, no eval. Styles need 'unsafe-inline': the editor
   // (Monaco) adds <style> elements of changing text (theme, icons) without a nonce, and style
@@ -55,35 +118,25 @@ export function securityHeaders(deps: AppDeps, pages: { graphiql: { readonly scr
   // the editor's workers start from blob: URLs; queries and subscriptions (SSE) are fetches to the
   // service itself.
   const graphiql = pages.graphiql
-    ? secureHeaders({
-        ...common,
-        contentSecurityPolicy: {
-          defaultSrc: ["'none'"],
-          scriptSrc: [...pages.graphiql.scriptHashes],
-          styleSrc: ["'unsafe-inline'"],
-          imgSrc: ['data:'],
-          fontSrc: ['data:'],
-          workerSrc: ['blob:'],
-          connectSrc: ["'self'"],
-          baseUri: ["'none'"],
-          formAction: ["'none'"],
-          frameAncestors: ["'none'"],
-        },
-      })
+    ? await headersOf(
+        secureHeaders({
+          ...common,
+          contentSecurityPolicy: {
+            defaultSrc: ["'none'"],
+            scriptSrc: [...pages.graphiql.scriptHashes],
+            styleSrc: ["'unsafe-inline'"],
+            imgSrc: ['data:'],
+            fontSrc: ['data:'],
+            workerSrc: ['blob:'],
+            connectSrc: ["'self'"],
+            baseUri: ["'none'"],
+            formAction: ["'none'"],
+            frameAncestors: ["'none'"],
+          },
+        }),
+      )
     : api;
-  const noop = async () => {};
-  return async (c, next) => {
-    await next();
-    const html = c.res.headers.get('content-type')?.startsWith('text/html') ?? false;
-    const set = !html ? api : c.req.path === '/graphql' ? graphiql : docsPage;
-    // An HTML answer that brings its own policy (the booking voucher: inline style only) keeps it.
-    const own = html ? c.res.headers.get('content-security-policy') : null;
-    await set(c, noop);
-    if (own) c.res.headers.set('Content-Security-Policy', own);
-    if (isHttps(connectionFacts(c), deps.config.trustedProxies)) {
-      c.res.headers.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
-    }
-  };
+  return { api, docsPage, graphiql };
 }
 
 /** Request headers a browser partner may send, and response headers its code may read. */
@@ -115,56 +168,49 @@ export const CORS_EXPOSE_HEADERS = [
 /**
  * CORS for browser partners and GraphiQL on other origins: CORS_ORIGINS (default * in the sandbox,
  * none in production). Credentials are headers, never cookies, so Allow-Credentials is never sent;
- * a preflight is answered here, before the credential check; refusals carry the headers too, so a
- * page can read the error.
+ * a preflight is answered by the front, before the credential check; refusals carry the headers
+ * too, so a page can read the error. The headers are Hono's cors middleware's, computed once per
+ * listed origin (and once for any other origin).
  */
-export function corsRules(deps: AppDeps): MiddlewareHandler<HttpEnv> {
-  const origins = deps.config.transport.corsOrigins;
-  if (origins.length === 0) return async (_c, next) => next();
+async function corsRulesOf(origins: readonly string[]): Promise<CorsRules | null> {
+  if (origins.length === 0) return null;
+  const any = origins.includes('*');
   const rules = cors({
-    origin: origins.includes('*') ? '*' : [...origins],
+    origin: any ? '*' : [...origins],
     allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowHeaders: CORS_ALLOW_HEADERS,
     exposeHeaders: CORS_EXPOSE_HEADERS,
     maxAge: 600,
   });
-  const noop = async () => {};
-  return async (c, next) => {
-    // A preflight is answered by Hono's cors alone.
-    if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) return rules(c, next);
-    // Otherwise the headers go on the final answer. (Set before the handler, Hono copies the
-    // handler's Response to merge them, which breaks streamed bodies such as SSE.)
-    await next();
-    await rules(c, noop);
+  const of = async (origin: string) => {
+    const headers: Record<string, string> = origin ? { origin } : {};
+    return {
+      answer: await headersOf(rules, { headers }),
+      preflight: await headersOf(rules, { method: 'OPTIONS', headers: { ...headers, 'access-control-request-method': 'POST' } }),
+    };
+  };
+  const other = await of('');
+  const listed = new Map(any ? [] : await Promise.all(origins.map(async (origin) => [origin, await of(origin)] as const)));
+  return {
+    answer: (origin) => (listed.get(origin) ?? other).answer,
+    preflight: (origin) => (listed.get(origin) ?? other).preflight,
+    varyOrigin: !any,
   };
 }
 
 /**
- * REQUIRE_HTTPS: plain HTTP gets 403 HTTPS_REQUIRED (docs/spec/channel-api.md §5.7), unless it came on a TLS socket
- * or from a trusted proxy that says it was HTTPS. Not refused: the health routes (mounted before
- * this, for load balancers' plain probes) and the operator routes called from loopback (the admin
- * command on the host itself).
+ * REQUEST_TIMEOUT_MS: an answer not ready by then is 504 REQUEST_TIMEOUT. The work goes on (a
+ * booking is not cut off halfway at the provider). A request with an Idempotency-Key is never cut
+ * off: its key would be released with the 504 while the work still runs, and a retry would do it
+ * twice; such writes are bounded by the provider deadlines instead. A streamed answer (SSE,
+ * content files) counts as ready when its headers are. Resolves with the answer, or with
+ * `late()` when the deadline passes first.
  */
-export function httpsRequired(deps: AppDeps): MiddlewareHandler<HttpEnv> {
-  const { trustedProxies, transport } = deps.config;
-  return async (c, next) => {
-    if (transport.requireHttps && !isHttps(connectionFacts(c), trustedProxies)) {
-      const operatorOnHost = c.req.path.startsWith('/admin/') && isLoopback(c.get('clientIp'));
-      if (!operatorOnHost) throw new HttpsRequiredError();
-    }
-    await next();
-  };
-}
-
-/**
- * REQUEST_TIMEOUT_MS (Hono's timeout): an answer not ready by then is 504 REQUEST_TIMEOUT. The
- * work goes on (a booking is not cut off halfway at the provider). A request with an
- * Idempotency-Key is never cut off: its key would be released with the 504 while the work still
- * runs, and a retry would do it twice; such writes are bounded by the provider deadlines instead.
- * A streamed answer (SSE, content files) counts as ready when its headers are.
- */
-export function requestDeadline(deps: AppDeps): MiddlewareHandler<HttpEnv> {
-  const { requestTimeoutMs } = deps.config.transport;
-  const deadline = timeout(requestTimeoutMs, () => new HTTPException(RequestTimeoutError.status, { cause: new RequestTimeoutError(requestTimeoutMs) }));
-  return async (c, next) => (c.req.method !== 'GET' && c.req.header('idempotency-key') !== undefined ? next() : deadline(c, next));
+export function withDeadline<T>(answer: Promise<T>, ms: number | null, late: (error: RequestTimeoutError) => T): Promise<T> {
+  if (ms === null) return answer;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(late(new RequestTimeoutError(ms))), ms);
+  });
+  return Promise.race([answer, deadline]).finally(() => clearTimeout(timer));
 }

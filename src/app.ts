@@ -1,30 +1,35 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import { adminRoutes } from '../rest-adapters/admin/index.js';
 import { errorResponse } from '../rest-adapters/envelope.js';
 import type { HttpEnv } from '../rest-adapters/env.js';
+import { createFront, FrontResponse, refusalResponse, withFinalHeaders } from '../rest-adapters/front.js';
 import { healthRoutes } from '../rest-adapters/health.js';
-import { authContext, requestId } from '../rest-adapters/http.js';
-import { corsRules, httpsRequired, requestDeadline, securityHeaders } from '../rest-adapters/transport.js';
+import { adoptExchange, exchangeOf } from '../rest-adapters/http.js';
+import { transportRules, withDeadline } from '../rest-adapters/transport.js';
 import { v1Routes } from '../rest-adapters/v1/index.js';
 import { v2Routes } from '../rest-adapters/v2/index.js';
 import type { Config } from './config.js';
 import type { AppDeps } from './context.js';
 import { createDeps } from './deps.js';
 import type { Dispatcher } from './events/dispatcher.js';
+import { graphqlSurface } from './graphql/http.js';
 import { attachGraphQLWs, createGraphQL, renderGraphiQLPage, type GraphQLWs, type Yoga } from './graphql/index.js';
 import { startJobs } from './jobs.js';
-import { closeHttp, reloadTls, serveHttp } from './server.js';
+import { closeHttp, injectRequest, reloadTls, serveHttp, type InjectedSocket } from './server.js';
 import { ensureOperatorCredential, seedDemoChannel, type IssuedCredentials } from './services/channels/index.js';
-import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError } from './services/kernel/index.js';
+import { NotFoundError } from './services/kernel/index.js';
 
 export interface ChannelService {
   readonly deps: AppDeps;
   readonly yoga: Yoga;
-  /** The whole HTTP surface as a fetch handler (in-process tests call it directly). */
-  fetch(request: Request, env?: HttpEnv['Bindings']): Promise<Response>;
+  /**
+   * The whole HTTP surface as a fetch handler (in-process tests call it directly): the request goes
+   * through the same front as one from the network, on a simulated socket from `env.incoming.socket`.
+   */
+  fetch(request: Request, env?: { incoming?: { socket?: InjectedSocket } }): Promise<Response>;
   /** Credentials of the demo channel made on this start, if it made one. */
   readonly demoCredentials: IssuedCredentials | null;
   readonly adminToken: { token: string; source: 'env' | 'file'; created: boolean };
@@ -53,39 +58,37 @@ export async function createService(config: Config, options: { logger?: Logger; 
   const jobs = await startJobs(deps, dispatcher);
 
   let shuttingDown = false;
+  // Security headers, CORS, HTTPS, the deadline: computed once (rest-adapters/transport.ts).
+  const rules = await transportRules(deps, { graphiql });
   const app = new Hono<HttpEnv>();
   app.onError((error, c) => errorResponse(c, error));
   app.notFound((c) => errorResponse(c, new NotFoundError(`No route ${c.req.method} ${c.req.path}`)));
-  app.use('*', requestId(deps));
-  // On every answer, refusals included (rest-adapters/transport.ts).
-  app.use('*', securityHeaders(deps, { graphiql }));
-  app.use('*', corsRules(deps));
-  // Health answers before the shutdown gate, so a load balancer sees readiness drop to 503.
+  // Request id, client address, HTTPS, the shutdown gate and the body limit are the front's
+  // (rest-adapters/front.ts), for every surface at once.
+  app.use('*', adoptExchange());
   healthRoutes(app, deps, () => shuttingDown);
-  app.use('*', httpsRequired(deps));
-  app.use('*', async (_c, next) => {
-    if (shuttingDown) throw new ServiceUnavailableError();
-    await next();
-  });
-  app.use('*', requestDeadline(deps));
-  const tooLarge = () => {
-    throw new PayloadTooLargeError(config.bodyLimitBytes);
-  };
-  app.use('*', bodyLimit({ maxSize: config.bodyLimitBytes, onError: tooLarge }));
 
-  // The credential check also applies the app's IP allow list (403 IP_NOT_ALLOWED).
-  app.use('/graphql', authContext(deps, { lenient: true }));
-  app.on(['GET', 'POST', 'OPTIONS'], '/graphql', (c) => yoga.fetch(c.req.raw, { ctx: c.get('ctx') }));
-  // Any other method (PUT, PATCH, DELETE, ...): 405 in the error envelope, outside GraphQL.
-  app.all('/graphql', (c) => {
-    throw new MethodNotAllowedError(c.req.method, '/graphql', ['GET', 'POST', 'OPTIONS']);
-  });
   // Each channel's request rate is charged in the routers after their credential check (the token
   // endpoint has its own limit); GraphQL by operation cost in its Yoga plugin, graphql-ws
   // operations when they are subscribed.
   app.route('/channel/v1', v1Routes(deps));
   app.route('/api/channel/v2', v2Routes(deps));
   app.route('/admin/v1', adminRoutes(deps));
+
+  // Hono on node:http through @hono/node-server's lightweight request (no web Request is built
+  // unless a handler reads the body or the signal); the front has read the body already.
+  const rest = getRequestListener(
+    (request, env) => {
+      const ex = exchangeOf(env.incoming as IncomingMessage)!;
+      const deadline = rules.deadlineOf(ex.req.method ?? 'GET', ex.header('idempotency-key'));
+      const answer = app.fetch(request, env as HttpEnv['Bindings']);
+      return deadline === null ? answer : withDeadline(Promise.resolve(answer), deadline, (error) => refusalResponse(ex, error));
+    },
+    { autoCleanupIncoming: false },
+  );
+  // POST and GET /graphql: Yoga's node adapter behind the same front (src/graphql/http.ts); the
+  // credential check there also applies the app's IP allow list (IP_NOT_ALLOWED on the fields).
+  const front = createFront(deps, rules, { rest: (req, res) => void rest(req, res), graphql: graphqlSurface(deps, rules, yoga) }, () => shuttingDown);
 
   let server: Server | undefined;
   let ws: GraphQLWs | undefined;
@@ -96,9 +99,9 @@ export async function createService(config: Config, options: { logger?: Logger; 
     adminToken,
     simulatorUrl: simulator?.url ?? null,
     dispatcher,
-    fetch: async (request, env) => app.fetch(request, env),
+    fetch: (request, env) => injectRequest(front, request, env?.incoming?.socket, withFinalHeaders),
     listen(port = config.port) {
-      const http = serveHttp(app.fetch, config, port);
+      const http = serveHttp(front, FrontResponse, config, port);
       server = http.server;
       ws = attachGraphQLWs(server, deps, graphql, () => shuttingDown);
       return http.listening;
@@ -124,6 +127,7 @@ export async function createService(config: Config, options: { logger?: Logger; 
       await simulator?.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
       await db.close();
+      await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   };
 }

@@ -66,13 +66,85 @@ export interface RequestContext {
   readonly loaders: Loaders;
 }
 
-/** Builds the per-request context; the one place that knows its parts. */
-export function createRequestContext(
-  deps: AppDeps,
-  parts: Omit<RequestContext, 'deps' | 'loaders' | 'scenario'> & { scenarioHeader?: string | undefined },
-): RequestContext {
-  const { scenarioHeader, ...rest } = parts;
-  const scenario =
-    deps.config.env === 'sandbox' && SCENARIO_SET.has(scenarioHeader ?? '') ? (scenarioHeader as Scenario) : undefined;
-  return { ...rest, deps, scenario, loaders: createLoaders(deps.catalog, { signal: parts.signal, scenario }) };
+/** A part the context reads when something first asks for it (a logger child, an abort signal). */
+export type Lazy<T> = T | (() => T);
+
+/** What the HTTP layer (or a test, or graphql-ws) knows of a request. */
+export type RequestContextParts = Omit<RequestContext, 'deps' | 'loaders' | 'scenario' | 'logger' | 'signal'> & {
+  logger: Lazy<Logger>;
+  signal: Lazy<AbortSignal | undefined>;
+  scenarioHeader?: string | undefined;
+};
+
+/**
+ * Builds the per-request context; the one place that knows its parts. The logger child, the abort
+ * signal and the provider loaders are made when something first reads them: a request answered
+ * from caches never builds them.
+ */
+export function createRequestContext(deps: AppDeps, parts: RequestContextParts): RequestContext {
+  return new HttpRequestContext(deps, parts);
+}
+
+class HttpRequestContext implements RequestContext {
+  readonly requestId: string;
+  readonly principal: Principal | null;
+  readonly authError: AppError | null;
+  readonly credentials?: CredentialHeaders | undefined;
+  readonly clientIp?: string | undefined;
+  readonly scenario: Scenario | undefined;
+  #logger: Lazy<Logger>;
+  #signal: Lazy<AbortSignal | undefined>;
+  #loaders: Loaders | undefined;
+
+  constructor(
+    readonly deps: AppDeps,
+    parts: RequestContextParts,
+  ) {
+    this.requestId = parts.requestId;
+    this.principal = parts.principal;
+    this.authError = parts.authError;
+    this.credentials = parts.credentials;
+    this.clientIp = parts.clientIp;
+    const header = parts.scenarioHeader;
+    this.scenario = deps.config.env === 'sandbox' && SCENARIO_SET.has(header ?? '') ? (header as Scenario) : undefined;
+    this.#logger = parts.logger;
+    this.#signal = parts.signal;
+  }
+
+  get logger(): Logger {
+    if (typeof this.#logger === 'function') this.#logger = this.#logger();
+    return this.#logger;
+  }
+
+  get signal(): AbortSignal | undefined {
+    if (typeof this.#signal === 'function') this.#signal = this.#signal();
+    return this.#signal;
+  }
+
+  /** The loaders read this context's signal and scenario when they call the provider. */
+  get loaders(): Loaders {
+    return (this.#loaders ??= createLoaders(this.deps.catalog, this));
+  }
+}
+
+/**
+ * Makes `target` (the GraphQL context Yoga or graphql-ws builds for an operation) read as `ctx`:
+ * each part of the request context becomes a property of it, the lazy ones (logger, signal,
+ * loaders) as accessors, so a resolver that never needs them never builds them.
+ */
+export function exposeRequestContext(target: object, ctx: RequestContext): void {
+  const value = (v: unknown) => ({ value: v, enumerable: true, configurable: true, writable: true });
+  const lazy = (get: () => unknown) => ({ get, enumerable: true, configurable: true });
+  Object.defineProperties(target, {
+    requestId: value(ctx.requestId),
+    deps: value(ctx.deps),
+    principal: value(ctx.principal),
+    authError: value(ctx.authError),
+    credentials: value(ctx.credentials),
+    clientIp: value(ctx.clientIp),
+    scenario: value(ctx.scenario),
+    logger: lazy(() => ctx.logger),
+    signal: lazy(() => ctx.signal),
+    loaders: lazy(() => ctx.loaders),
+  });
 }

@@ -1,7 +1,7 @@
 import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
-import { documentCost } from './cost.js';
+import { costOnce, documentCost } from './cost.js';
 import { rateLimitHeaders, type RateDecision } from '../services/access/index.js';
 import { RateLimitError } from '../services/kernel/index.js';
 import { errorExtensions } from './errors.js';
@@ -88,7 +88,8 @@ export function useRateLimit(): Plugin {
   }) => {
     const ctx = requestContextOf(args.contextValue);
     const charged = await charge(ctx, () =>
-      documentCost(args.document, args.variableValues as Record<string, unknown> | undefined, {
+      // Worked out once: the cost limit did it while validating (cost.ts costOnce).
+      costOnce(args.contextValue, args.document, args.variableValues as Record<string, unknown> | undefined, {
         schema: args.schema,
         operationName: args.operationName,
       }),

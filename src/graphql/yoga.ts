@@ -2,7 +2,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { AppDeps, RequestContext } from '../context.js';
+import { exposeRequestContext, type AppDeps, type RequestContext } from '../context.js';
 import type { GraphiQLPage } from './graphiql/page.js';
 import { maskError } from './maskError.js';
 import { costLimit } from './plugins/costLimit.js';
@@ -67,7 +67,11 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>, graphiql
     cors: false,
     graphiql: graphiql ? graphiql.options : false,
     ...(graphiql ? { renderGraphiQL: () => graphiql.body } : {}),
-    context: ({ ctx }) => ctx,
+    // Yoga's context becomes the request context (its lazy parts stay lazy: context.ts).
+    context: (initial) => {
+      exposeRequestContext(initial, initial.ctx);
+      return {} as RequestContext;
+    },
     logging: {
       debug: (...args) => logger.debug(args.length === 1 ? args[0] : args),
       info: (...args) => logger.info(args.length === 1 ? args[0] : args),
@@ -77,6 +81,9 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>, graphiql
     maskedErrors: { maskError, errorMessage: ERROR_MESSAGE },
     // No field takes a file: a multipart/form-data POST is an unsupported media type (415).
     multipart: false,
+    // BODY_LIMIT_BYTES is enforced by the front (rest-adapters/front.ts), which reads the body
+    // before Yoga does: Yoga's own limit (a TransformStream over every body) is off.
+    maxRequestBodySize: false,
     plugins: [
       // HTTP-level refusals with a GraphQL error body and a code (415, 406, malformed parameters).
       httpRequestErrors(),

@@ -481,3 +481,86 @@ describe('TLS from certificate files', () => {
     expect(() => loadConfig({ TLS_CERT_FILE: '/x.crt' })).toThrow(/TLS_CERT_FILE, TLS_KEY_FILE/);
   });
 });
+
+describe('early refusals drained (BODY_LIMIT_BYTES)', () => {
+  let t: TestService;
+  let port: number;
+  beforeAll(async () => {
+    t = await startTestService();
+    port = await t.service.listen(0);
+  });
+  afterAll(() => t.close());
+
+  /**
+   * A raw client: writes the head and `body`, all of it before reading anything, then reads until
+   * the answer is whole; with `keepWriting`, reads all along and goes on until the server closes.
+   */
+  function sendFirst(head: string, body: Buffer, options: { keepWriting?: boolean } = {}) {
+    return new Promise<{ answer: string; written: number; error: string | null; closed: boolean }>((resolve) => {
+      let answer = '';
+      let written = 0;
+      let error: string | null = null;
+      const socket = netConnect(port, '127.0.0.1');
+      const done = (closed: boolean) => resolve({ answer, written, error, closed });
+      socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+      socket.on('close', () => done(true));
+      socket.on('connect', () => {
+        socket.write(head);
+        const chunk = 64 * 1024;
+        const writeNext = () => {
+          while (written < body.length) {
+            const piece = body.subarray(written, written + chunk);
+            written += piece.length;
+            if (!socket.write(piece)) return void socket.once('drain', writeNext);
+          }
+          // Only now, with the whole body handed over, does this client read.
+          if (!options.keepWriting) socket.on('data', onData);
+        };
+        if (options.keepWriting) socket.on('data', onData);
+        writeNext();
+      });
+      const onData = (chunk: Buffer) => {
+        answer += chunk.toString();
+        const end = answer.indexOf('\r\n\r\n');
+        const length = /content-length: (\d+)/i.exec(answer)?.[1];
+        if (!options.keepWriting && end >= 0 && length && answer.length >= end + 4 + Number(length)) {
+          socket.destroy();
+          done(false);
+        }
+      };
+      socket.setTimeout(20_000, () => socket.destroy());
+    });
+  }
+
+  it('a client that sends its whole over-limit body before reading gets the 413 envelope, not a reset', async () => {
+    const limit = t.config.bodyLimitBytes;
+    const body = Buffer.alloc(2 * limit, 'x');
+    const head = `POST /channel/v1/bookings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const { answer, error, written } = await sendFirst(head, body);
+    expect(error).toBeNull();
+    expect(written).toBe(body.length);
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    const envelope = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { error: { code: string; details: { limit_bytes: number } } };
+    expect(envelope.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: { limit_bytes: limit } });
+    // A chunked body that passes the limit on its way: the same answer.
+    const chunked = await sendFirst(
+      'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+      Buffer.concat([Buffer.from(`${(2 * limit).toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]),
+    );
+    expect(chunked.error).toBeNull();
+    expect(chunked.answer).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
+  it('reads no more than twice the limit of a refused body: past that the connection is closed', async () => {
+    const limit = t.config.bodyLimitBytes;
+    const body = Buffer.alloc(16 * limit, 'x');
+    const head = `POST /channel/v1/bookings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const started = performance.now();
+    const result = await sendFirst(head, body, { keepWriting: true });
+    expect(result.closed).toBe(true);
+    expect(result.answer).toMatch(/^HTTP\/1\.1 413 /);
+    // What the client managed to hand over: about twice the limit, plus what the sockets buffer.
+    expect(result.written).toBeLessThan(body.length);
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+});

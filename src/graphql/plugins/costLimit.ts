@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { BadRequestError } from '../../services/kernel/index.js';
-import { documentCost } from '../cost.js';
+import { costOnce } from '../cost.js';
 import { errorExtensions } from '../errors.js';
 import { LIMIT_CODES, LIMIT_MESSAGES } from './limits.js';
 
@@ -20,7 +20,7 @@ export function costLimit(limit: number): Plugin {
         const params = (context as { params?: { variables?: unknown; operationName?: unknown } }).params;
         const variables = params?.variables && typeof params.variables === 'object' ? (params.variables as Record<string, unknown>) : null;
         const operationName = typeof params?.operationName === 'string' ? params.operationName : undefined;
-        const cost = documentCost(documentAST, variables, { schema: validatedSchema, operationName });
+        const cost = costOnce(context, documentAST, variables, { schema: validatedSchema, operationName });
         if (cost > limit) {
           const refusal = new BadRequestError(LIMIT_CODES.cost, LIMIT_MESSAGES.cost(limit, cost), { limit, found: cost });
           throw new GraphQLError(refusal.message, {

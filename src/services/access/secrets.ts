@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Credentials the service issues are 256 random bits with a readable prefix. They are stored as
@@ -9,8 +9,9 @@ export function newSecret(prefix: string): string {
   return `${prefix}${randomBytes(32).toString('base64url')}`;
 }
 
+/** SHA-256 of a secret in hex (crypto.hash: one call, no Hash object; every request's credential goes through it). */
 export function digest(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 /** Constant-time comparison of a presented secret with a stored digest. */

@@ -1,0 +1,234 @@
+import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type RequestListener } from 'node:http';
+import type { AppDeps } from '../src/context.js';
+import { PayloadTooLargeError, ServiceUnavailableError, type AppError } from '../src/services/kernel/index.js';
+import { classify, errorBody, logFailure } from './envelope.js';
+import { attachExchange, Exchange } from './http.js';
+import type { HeaderList, TransportRules } from './transport.js';
+
+/**
+ * The front: the one pre-handler every HTTP request of the service passes, REST and GraphQL alike,
+ * straight on node:http (docs/decisions.md "The front"). In order:
+ *
+ * 1. the request id, the caller's address and whether it came over HTTPS (the socket's facts read
+ *    once per socket; a trusted proxy's X-Forwarded-* per request);
+ * 2. a CORS preflight is answered here;
+ * 3. the health routes go on (before the HTTPS rule and the shutdown gate, for load balancers);
+ * 4. the HTTPS rule, the shutdown gate, the body limit (the body is read here, up to the limit);
+ * 5. the surface: GraphQL on /graphql, the REST adapters (Hono) for everything else.
+ *
+ * Every answer, whoever writes it, gets its final headers when its head is written (FrontResponse):
+ * the security headers of its kind (API, docs page, GraphiQL), HSTS over HTTPS, CORS and
+ * X-Request-Id, all computed at start; and, at `info`, one log line. A refusal made here is the
+ * §2.1 error envelope; one made while the body is still arriving drains the rest of it first
+ * (up to twice the body limit or DRAIN_MS), so a client that sends its whole body before reading
+ * gets the answer.
+ */
+
+/** How long a refused request's body is still read and discarded before the connection is closed. */
+export const DRAIN_MS = 5_000;
+
+/** What the front needs of each surface. */
+export interface Surfaces {
+  /** The REST adapters, health, docs and operator routes (Hono, through @hono/node-server). */
+  rest: (req: IncomingMessage, res: ServerResponse, ex: Exchange) => void;
+  /** POST and GET /graphql; when absent, /graphql goes to `rest` too. */
+  graphql?: ((req: IncomingMessage, res: ServerResponse, ex: Exchange) => void) | undefined;
+}
+
+interface FrontState {
+  readonly ex: Exchange;
+  readonly rules: TransportRules;
+  /** Whether the answer may be a page (a GET or HEAD): its content type picks the security headers. */
+  readonly page: boolean;
+  readonly origin: string;
+  /** performance.now() at the start, when requests are logged. */
+  readonly started: number;
+  readonly log: boolean;
+}
+
+const STATE = Symbol('front');
+type FrontAnswer = ServerResponse & { [STATE]?: FrontState };
+
+/**
+ * node:http's response with the front's final headers: set when the head is written, so they go
+ * on every answer (Hono's, Yoga's, the front's own refusals) and a handler's own header of the
+ * same name (the voucher's Content-Security-Policy) wins.
+ */
+export class FrontResponse extends ServerResponse {
+  override writeHead(statusCode: number, statusMessage?: string, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
+  override writeHead(statusCode: number, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
+  override writeHead(statusCode: number, second?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], third?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+    finalHeaders(this, statusCode, typeof second === 'string' ? third : second);
+    return super.writeHead(statusCode, second as string, third);
+  }
+}
+
+type WriteHead = (statusCode: number, second?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], third?: OutgoingHttpHeaders | OutgoingHttpHeader[]) => ServerResponse;
+
+/** For a response made elsewhere (the in-process injection of ChannelService.fetch): the same hook. */
+export function withFinalHeaders(res: ServerResponse): void {
+  const writeHead = res.writeHead as WriteHead;
+  res.writeHead = function (this: ServerResponse, statusCode: number, second?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], third?: OutgoingHttpHeaders | OutgoingHttpHeader[]) {
+    finalHeaders(this, statusCode, typeof second === 'string' ? third : second);
+    return writeHead.call(this, statusCode, second, third);
+  } as ServerResponse['writeHead'];
+}
+
+function finalHeaders(res: FrontAnswer, status: number, given: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined): void {
+  const state = res[STATE];
+  if (!state || res.headersSent) return;
+  res[STATE] = undefined;
+  const { ex, rules } = state;
+  let security = rules.security.api;
+  if (state.page && headerOf(res, given, 'content-type')?.startsWith('text/html')) {
+    security = ex.path === '/graphql' ? rules.security.graphiql : rules.security.docsPage;
+  }
+  set(res, security);
+  if (ex.https) res.setHeader(rules.hsts[0], rules.hsts[1]);
+  if (rules.cors) {
+    set(res, rules.cors.answer(state.origin));
+    // Vary: Origin is added to the handler's own Vary, as Hono's cors appends it.
+    const vary = rules.cors.varyOrigin && given && !Array.isArray(given) ? givenKey(given, 'vary') : undefined;
+    if (vary) (given as OutgoingHttpHeaders)[vary] = `${String((given as OutgoingHttpHeaders)[vary])}, Origin`;
+  }
+  res.setHeader('X-Request-Id', ex.id);
+  if (state.log) ex.logAnswer(status, Math.round(performance.now() - state.started));
+}
+
+function set(res: ServerResponse, headers: HeaderList): void {
+  for (const [name, value] of headers) res.setHeader(name, value);
+}
+
+function givenKey(given: OutgoingHttpHeaders, name: string): string | undefined {
+  for (const key in given) if (key.length === name.length && key.toLowerCase() === name) return key;
+  return undefined;
+}
+
+function headerOf(res: ServerResponse, given: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined, name: string): string | undefined {
+  const key = given && !Array.isArray(given) ? givenKey(given, name) : undefined;
+  const value = key ? (given as OutgoingHttpHeaders)[key] : res.getHeader(name);
+  return value === undefined ? undefined : String(value);
+}
+
+const HEALTH = new Set(['/healthz', '/readyz']);
+
+/** The request listener of the service's HTTP server (src/server.ts) and of its in-process fetch. */
+export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surfaces, shuttingDown: () => boolean): RequestListener {
+  const limit = deps.config.bodyLimitBytes;
+  const log = deps.logger.isLevelEnabled('info');
+  return (req, res) => {
+    const ex = new Exchange(deps, req, res);
+    attachExchange(req, ex);
+    const method = req.method ?? 'GET';
+    const origin = rules.cors ? (ex.header('origin') ?? '') : '';
+    (res as FrontAnswer)[STATE] = { ex, rules, page: method === 'GET' || method === 'HEAD', origin, started: log ? performance.now() : 0, log };
+
+    // A preflight is answered here, before the credential check.
+    if (rules.cors && method === 'OPTIONS' && req.headers['access-control-request-method']) {
+      res.writeHead(204, 'No Content', Object.fromEntries(rules.cors.preflight(origin)));
+      res.end();
+      return;
+    }
+    const surface = ex.path === '/graphql' && surfaces.graphql ? surfaces.graphql : surfaces.rest;
+    // Health answers before the shutdown gate, so a load balancer sees readiness drop to 503.
+    if (HEALTH.has(ex.path) && (method === 'GET' || method === 'HEAD')) return surfaces.rest(req, res, ex);
+    const refusal = rules.httpsRefusal(ex.https, ex.path, ex.clientIp) ?? (shuttingDown() ? new ServiceUnavailableError() : null);
+    if (refusal) return refuse(ex, refusal, limit);
+    if (method === 'GET' || method === 'HEAD') return surface(req, res, ex);
+    readBody(ex, limit, () => surface(req, res, ex));
+  };
+}
+
+type BodyRequest = IncomingMessage & { rawBody?: Buffer };
+
+/**
+ * BODY_LIMIT_BYTES: the body of a request that has one is read here, up to the limit (413
+ * PAYLOAD_TOO_LARGE at once for a larger Content-Length, or as soon as a chunked body passes it),
+ * and handed on as `rawBody` (which @hono/node-server and Yoga's node adapter read instead of
+ * the stream).
+ */
+function readBody(ex: Exchange, limit: number, then: () => void): void {
+  const req = ex.req as BodyRequest;
+  const declared = req.headers['content-length'];
+  const chunked = req.headers['transfer-encoding'] !== undefined;
+  if (!chunked && declared !== undefined && Number(declared) > limit) return refuse(ex, new PayloadTooLargeError(limit), limit);
+  if (!chunked && (declared === undefined || declared === '0')) {
+    req.rawBody = EMPTY;
+    return then();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > limit) {
+      stop();
+      refuse(ex, new PayloadTooLargeError(limit), limit, size);
+      return;
+    }
+    chunks.push(chunk);
+  };
+  const onEnd = () => {
+    stop();
+    req.rawBody = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    then();
+  };
+  const stop = () => {
+    req.off('data', onData);
+    req.off('end', onEnd);
+  };
+  req.on('data', onData);
+  req.on('end', onEnd);
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** `error` in the §2.1 envelope as a web Response (a refusal of the REST surface's deadline). */
+export function refusalResponse(ex: Exchange, error: unknown): Response {
+  const appError: AppError = classify(error);
+  logFailure(ex, error, appError);
+  return new Response(JSON.stringify(errorBody(appError, ex.id)), {
+    status: appError.status,
+    headers: { ...appError.headers, 'content-type': 'application/json' },
+  });
+}
+
+/** Answers `error` in the §2.1 envelope from the front, and drains what is left of the body. */
+export function refuse(ex: Exchange, error: unknown, limit: number, received = 0): void {
+  const appError: AppError = classify(error);
+  logFailure(ex, error, appError);
+  const { res } = ex;
+  if (!res.headersSent && !res.writableEnded) {
+    const body = JSON.stringify(errorBody(appError, ex.id));
+    res.writeHead(appError.status, { ...appError.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  }
+  drain(ex.req, 2 * limit, received);
+}
+
+/**
+ * Reads and discards the rest of a request's body after an early answer (RFC 9112 §9.6), so a
+ * client still sending it reads the answer instead of a reset connection. Bounded: once the body
+ * passes `maxBytes` in all, or after DRAIN_MS, the connection is closed.
+ */
+function drain(req: IncomingMessage, maxBytes: number, received: number): void {
+  if (req.complete || req.readableEnded || req.destroyed) return;
+  let size = received;
+  const cut = () => {
+    req.off('data', onData);
+    // A simulated request (ChannelService.fetch) has no real socket to close.
+    if (typeof req.socket?.destroy === 'function') req.socket.destroy();
+    else req.destroy();
+  };
+  const timer = setTimeout(cut, DRAIN_MS).unref();
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > maxBytes) {
+      clearTimeout(timer);
+      cut();
+    }
+  };
+  req.on('data', onData);
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
+}
