@@ -154,7 +154,10 @@ interface Sequence {
   next: number;
 }
 
-function load(port: number, scenario: Scenario, seconds: number, connections: number, seq: Sequence): Promise<autocannon.Result> {
+/** A run of autocannon: a promise of its result that is also its event emitter (autocannon's `track` object). */
+type Run = Promise<autocannon.Result> & autocannon.Instance;
+
+function load(port: number, scenario: Scenario, seconds: number, connections: number, seq: Sequence): Run {
   const options: autocannon.Options = {
     url: `http://127.0.0.1:${port}${scenario.paths.length === 1 ? scenario.paths[0] : ''}`,
     method: scenario.method,
@@ -167,8 +170,10 @@ function load(port: number, scenario: Scenario, seconds: number, connections: nu
     const paths = scenario.paths;
     options.requests = [{ setupRequest: (req) => ({ ...req, path: paths[seq.next++ % paths.length]! }) }];
   }
-  return autocannon(options);
+  return autocannon(options) as Run;
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Probes {
   /** CPU µs used so far by the target's process. */
@@ -196,13 +201,30 @@ async function measure(o: HttpOptions, port: number, scenario: Scenario, kind: K
   const seq: Sequence = { next: 0 };
   if (o.warmup > 0) await load(port, scenario, o.warmup, o.connections, seq);
   const loadStart = loadAverage();
-  const stats0 = probes.simulatorUrl ? await simulatorStats(probes.simulatorUrl) : null;
   const provider0 = probes.provider?.() ?? null;
   const cpu0 = await probes.process();
-  const result = await load(port, scenario, o.duration, o.connections, seq);
+  const started = performance.now();
+  const run = load(port, scenario, o.duration, o.connections, seq);
+  // The hit ratio over the middle of the window (10 % to 90 %): there the requests in flight are
+  // about as many at both ends, so answers counted and provider requests counted line up.
+  let responses = 0;
+  run.on('response', () => responses++);
+  const sample = async (url: string) => {
+    const before = responses;
+    const requests = availabilityRequests(await simulatorStats(url));
+    return { requests, responses: (before + responses) / 2 };
+  };
+  let hitWindow: { a: { requests: number; responses: number }; b: { requests: number; responses: number } } | undefined;
+  if (probes.simulatorUrl) {
+    const url = probes.simulatorUrl;
+    await sleep(started + o.duration * 100 - performance.now());
+    const a = await sample(url);
+    await sleep(started + o.duration * 900 - performance.now());
+    hitWindow = { a, b: await sample(url) };
+  }
+  const result = await run;
   const cpu1 = await probes.process();
   const provider1 = probes.provider?.() ?? null;
-  const stats1 = probes.simulatorUrl ? await simulatorStats(probes.simulatorUrl) : null;
   const total = result.requests.total;
   const perRequest = (a: number | null, b: number | null) => (a !== null && b !== null && total > 0 ? (b - a) / total : null);
   const row: Row = {
@@ -221,10 +243,9 @@ async function measure(o: HttpOptions, port: number, scenario: Scenario, kind: K
   if (result.non2xx > 0) {
     row.statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, v]) => [code, v.count ?? 0]));
   }
-  if (stats0 && stats1) {
-    // Searches sent in the window (each reached the service, answered or not when it ended).
-    const searches = (result.requests as { sent?: number }).sent ?? total;
-    const providerRequests = availabilityRequests(stats1) - availabilityRequests(stats0);
+  if (hitWindow) {
+    const searches = Math.round(hitWindow.b.responses - hitWindow.a.responses);
+    const providerRequests = hitWindow.b.requests - hitWindow.a.requests;
     row.hit = { searches, providerRequests, ratio: searches > 0 ? Math.max(0, 1 - providerRequests / searches) : 0 };
   }
   process.stderr.write(
@@ -401,7 +422,8 @@ export async function httpGroup(o: HttpOptions): Promise<{ section: string; prob
       .map(
         (r) =>
           `Search cache-hit ratio, ${r.target === 'service' ? 'provider in process' : 'provider out of process'}: ${fmt(r.hit!.ratio * 100, 1)} % ` +
-          `(${fmt(r.hit!.searches)} searches sent in the measured window, ${fmt(r.hit!.providerRequests)} availability requests reached the provider: ratio = 1 − requests ÷ searches, from the simulator's own counters).`,
+          `(from 10 % to 90 % of the measured window, ${fmt(r.hit!.searches)} searches answered and ${fmt(r.hit!.providerRequests)} availability requests ` +
+          "received by the provider, from the simulator's own counters: ratio = 1 − requests ÷ searches).",
       ),
     '',
     `Twins checked before they were measured: ${checks.join('. ')}.`,
@@ -427,7 +449,7 @@ export async function httpGroup(o: HttpOptions): Promise<{ section: string; prob
       ...(r.statuses ? { statuses: r.statuses } : {}),
       errors: r.errors,
       timeouts: r.timeouts,
-      ...(r.hit ? { hitRatio: r.hit.ratio, searchesSent: r.hit.searches, providerAvailabilityRequests: r.hit.providerRequests } : {}),
+      ...(r.hit ? { hitRatio: r.hit.ratio, searchesAnswered: r.hit.searches, providerAvailabilityRequests: r.hit.providerRequests } : {}),
       ...(r.scenario === search.name ? { mix: { seed: MIX_SEED, length: mix.paths.length, distinctRequests: mix.distinct.length, distinctProviderQueries: mix.providerQueries } } : {}),
     },
     loadAverage: r.load,
