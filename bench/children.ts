@@ -22,6 +22,34 @@ export function serviceDir(): string {
   return process.env.BENCH_SERVICE_DIR || rootDir;
 }
 
+/**
+ * The NODE_ENV the measured checkout's `npm start` gives the service (`NODE_ENV=… node …` in its
+ * package.json's start script), or undefined when it sets none: the service runs as it is started
+ * in production.
+ */
+export function serviceNodeEnv(): string | undefined {
+  try {
+    const pkg = JSON.parse(readFileSync(join(serviceDir(), 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    return /(?:^|\s)NODE_ENV=(\S+)/.exec(pkg.scripts?.start ?? '')?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The environment of a child: this process's, `extra`, and NODE_ENV as the child should have it. */
+function childEnv(script: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  if (script === 'serve-service.ts') {
+    // As `npm start` runs it (e.g. NODE_ENV=production), or without NODE_ENV when it sets none.
+    const nodeEnv = serviceNodeEnv();
+    if (nodeEnv) env.NODE_ENV = nodeEnv;
+    else delete env.NODE_ENV;
+  } else if (script === 'serve-yoga.ts') {
+    delete env.NODE_ENV; // stock Yoga: its defaults, whatever this shell says
+  }
+  return env;
+}
+
 export interface ChildOptions {
   /** Extra environment entries (the rest is this process's environment). */
   env?: Record<string, string>;
@@ -77,7 +105,7 @@ export async function startChild<T>(script: string, options: ChildOptions = {}):
   const child = spawn(file, args, {
     // The service runs in the checkout measured, with its node_modules (bench/service-dir.ts).
     cwd: script === 'serve-service.ts' ? serviceDir() : rootDir,
-    env: { ...process.env, ...options.env },
+    env: childEnv(script, options.env),
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   children.add(child);

@@ -453,7 +453,7 @@ export async function httpGroup(o: HttpOptions): Promise<{ section: string; prob
       ...(r.scenario === search.name ? { mix: { seed: MIX_SEED, length: mix.paths.length, distinctRequests: mix.distinct.length, distinctProviderQueries: mix.providerQueries } } : {}),
     },
     loadAverage: r.load,
-    ...(r.kind === 'service' || r.kind === 'service-out' ? { service: { commit: o.source.commit, dirty: o.source.dirty, via: o.source.via } } : {}),
+    ...(r.kind === 'service' || r.kind === 'service-out' ? { service: { commit: o.source.commit, dirty: o.source.dirty, via: o.source.via, nodeEnv: o.source.nodeEnv } } : {}),
     settings: { connections: o.connections, durationSeconds: o.duration, warmupSeconds: o.warmup },
   }));
   return { section, problems, objects };

@@ -76,10 +76,12 @@ export function loadAverage(): number[] {
 /** The first line of every block: when, where, how, and what. */
 export function runLine(group: Group, source: ServiceSource): string {
   const m = machine();
+  const nodeEnv = source.nodeEnv;
   const service =
-    source.via === 'this checkout'
+    (source.via === 'this checkout'
       ? `service: this checkout${source.commit ? ` (${source.commit.slice(0, 12)}${source.dirty ? ', with uncommitted changes' : ''})` : ''}`
-      : `service: ${source.via} ${source.commit ? source.commit.slice(0, 12) : source.dir}${source.dirty ? ' (with uncommitted changes)' : ''}`;
+      : `service: ${source.via} ${source.commit ? source.commit.slice(0, 12) : source.dir}${source.dirty ? ' (with uncommitted changes)' : ''}`) +
+    `, ${nodeEnv ? `NODE_ENV=${nodeEnv}` : 'NODE_ENV unset'} as its \`npm start\``;
   return (
     `Run${RUN === 'latest' ? '' : ` \`${RUN}\``} on ${new Date().toISOString().slice(0, 10)} — CPU: ${m.cpu}, ${m.cores} cores, Node ${m.node}; ${service}. ` +
     `Command: \`${COMMAND}\` (scenario \`${group}\`). Load average when the scenario started: ${loadAverage().map((v) => fmt(v, 2)).join(', ')} (the machine is shared).`
@@ -153,7 +155,7 @@ export interface ResultObject {
   count: number;
   failures: number;
   details?: Record<string, unknown>;
-  service?: { commit: string | null; dirty: boolean; via: string };
+  service?: { commit: string | null; dirty: boolean; via: string; nodeEnv: string | null };
   machine: Machine;
   loadAverage: { start: number[]; end: number[] };
   date: string;

@@ -81,7 +81,7 @@ function vsBaseline(scenario: string, target: string, value: number): Record<str
 }
 
 function service(source: ServiceSource): NonNullable<GroupObject['service']> {
-  return { commit: source.commit, dirty: source.dirty, via: source.via };
+  return { commit: source.commit, dirty: source.dirty, via: source.via, nodeEnv: source.nodeEnv };
 }
 
 // ---------------------------------------------------------------------------------------------

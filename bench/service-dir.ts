@@ -17,7 +17,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { rootDir } from './children.js';
+import { rootDir, serviceNodeEnv } from './children.js';
 
 export interface ServiceSource {
   dir: string;
@@ -26,6 +26,8 @@ export interface ServiceSource {
   dirty: boolean;
   /** How it was chosen, for the reports. */
   via: 'this checkout' | 'BENCH_SERVICE_DIR' | 'BENCH_SERVICE_REF';
+  /** NODE_ENV the service runs with: what its checkout's `npm start` sets, else none. */
+  nodeEnv: string | null;
 }
 
 function git(dir: string, args: string[]): string | null {
@@ -33,7 +35,7 @@ function git(dir: string, args: string[]): string | null {
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
-function describe(dir: string, via: ServiceSource['via']): ServiceSource {
+function describe(dir: string, via: ServiceSource['via']): Omit<ServiceSource, 'nodeEnv'> {
   const commit = git(dir, ['rev-parse', 'HEAD']);
   const status = commit ? git(dir, ['status', '--porcelain', '--untracked-files=no']) : null;
   return { dir, commit, dirty: Boolean(status), via };
@@ -63,7 +65,7 @@ export function resolveServiceSource(): ServiceSource {
   const ref = process.env.BENCH_SERVICE_REF;
   const dirEnv = process.env.BENCH_SERVICE_DIR;
   if (ref && dirEnv) throw new Error('set BENCH_SERVICE_DIR or BENCH_SERVICE_REF, not both');
-  let source: ServiceSource;
+  let source: Omit<ServiceSource, 'nodeEnv'>;
   if (ref) {
     const { dir, commit } = prepare(ref);
     source = { dir, commit, dirty: false, via: 'BENCH_SERVICE_REF' };
@@ -76,5 +78,5 @@ export function resolveServiceSource(): ServiceSource {
     source = describe(rootDir, 'this checkout');
   }
   process.env.BENCH_SERVICE_DIR = source.dir;
-  return source;
+  return { ...source, nodeEnv: serviceNodeEnv() ?? null };
 }
