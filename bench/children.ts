@@ -14,6 +14,41 @@ export const benchDir = dirname(fileURLToPath(import.meta.url));
 export const rootDir = dirname(benchDir);
 
 const children = new Set<ChildProcess>();
+/** Children started in a process group of their own (stopped by signalling the group). */
+const groups = new WeakSet<ChildProcess>();
+
+/** Where the service's processes run: BENCH_SERVICE_DIR (set by bench/service-dir.ts), else this checkout. */
+export function serviceDir(): string {
+  return process.env.BENCH_SERVICE_DIR || rootDir;
+}
+
+/**
+ * The NODE_ENV the measured checkout's `npm start` gives the service (`NODE_ENV=… node …` in its
+ * package.json's start script), or undefined when it sets none: the service runs as it is started
+ * in production.
+ */
+export function serviceNodeEnv(): string | undefined {
+  try {
+    const pkg = JSON.parse(readFileSync(join(serviceDir(), 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    return /(?:^|\s)NODE_ENV=(\S+)/.exec(pkg.scripts?.start ?? '')?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The environment of a child: this process's, `extra`, and NODE_ENV as the child should have it. */
+function childEnv(script: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  if (script === 'serve-service.ts') {
+    // As `npm start` runs it (e.g. NODE_ENV=production), or without NODE_ENV when it sets none.
+    const nodeEnv = serviceNodeEnv();
+    if (nodeEnv) env.NODE_ENV = nodeEnv;
+    else delete env.NODE_ENV;
+  } else if (script === 'serve-yoga.ts') {
+    delete env.NODE_ENV; // stock Yoga: its defaults, whatever this shell says
+  }
+  return env;
+}
 
 export interface ChildOptions {
   /** Extra environment entries (the rest is this process's environment). */
@@ -68,8 +103,9 @@ function command(script: string, options: ChildOptions): { file: string; args: s
 export async function startChild<T>(script: string, options: ChildOptions = {}): Promise<Child<T>> {
   const { file, args } = command(script, options);
   const child = spawn(file, args, {
-    cwd: rootDir,
-    env: { ...process.env, ...options.env },
+    // The service runs in the checkout measured, with its node_modules (bench/service-dir.ts).
+    cwd: script === 'serve-service.ts' ? serviceDir() : rootDir,
+    env: childEnv(script, options.env),
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   children.add(child);
@@ -98,12 +134,81 @@ export async function startChild<T>(script: string, options: ChildOptions = {}):
   return { child, info };
 }
 
+export interface SimulatorChild {
+  child: ChildProcess;
+  /** pid of `npm run simulator` (the root of its process tree: npm, sh, tsx, node). */
+  pid: number;
+  url: string;
+  port: number;
+}
+
+/**
+ * The provider simulator in a process of its own, started as its README says: `npm run simulator`
+ * in this checkout, on a free loopback port (SIMULATOR_PORT=0), `size` properties, seed 42. Resolves
+ * once it logs that it listens.
+ */
+export async function startSimulator(size: number): Promise<SimulatorChild> {
+  const child = spawn('npm', ['run', '--silent', 'simulator'], {
+    cwd: rootDir,
+    env: { ...process.env, SIMULATOR_PORT: '0', SIMULATOR_HOST: '127.0.0.1', SIMULATOR_SIZE: String(size), SIMULATOR_SEED: '42', SIMULATOR_VOLATILITY: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
+  children.add(child);
+  groups.add(child);
+  child.once('exit', () => children.delete(child));
+  const info = await new Promise<{ url: string; port: number }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('npm run simulator did not start within 120 s')), 120_000);
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      let entry: { msg?: string; url?: string; port?: number };
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        return;
+      }
+      if (entry.msg === 'simulator listening' && entry.url && entry.port) {
+        clearTimeout(timer);
+        resolve({ url: entry.url, port: entry.port });
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`npm run simulator exited before it listened (code ${code}, signal ${signal})`));
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+  child.stdout!.resume();
+  return { child, pid: child.pid!, ...info };
+}
+
+/** The simulator's request counters (GET /_control/stats): protocol requests by route. */
+export async function simulatorStats(url: string): Promise<Record<string, number>> {
+  const res = await fetch(`${url}/_control/stats`);
+  if (!res.ok) throw new Error(`GET /_control/stats answered ${res.status}`);
+  return ((await res.json()) as { by_route: Record<string, number> }).by_route;
+}
+
 /** SIGTERM, then SIGKILL if the child is still there after 15 s. */
 export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  const signal = (name: NodeJS.Signals) => {
+    if (groups.has(child) && child.pid) {
+      try {
+        process.kill(-child.pid, name);
+        return;
+      } catch {
+        // the group is gone already
+      }
+    }
+    child.kill(name);
+  };
+  signal('SIGTERM');
+  const timer = setTimeout(() => signal('SIGKILL'), 15_000);
   await exited;
   clearTimeout(timer);
 }
@@ -113,7 +218,17 @@ export function stopAllChildren(): Promise<void> {
 }
 
 process.once('exit', () => {
-  for (const child of children) child.kill('SIGTERM');
+  for (const child of children) {
+    if (groups.has(child) && child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+        continue;
+      } catch {
+        // gone
+      }
+    }
+    child.kill('SIGTERM');
+  }
 });
 
 let nextRequest = 0;

@@ -51,6 +51,9 @@ export interface FlowOptions {
   properties: number;
   /** Number of the first flow (slotOf), so that several runs against one service book different slots; default 0. */
   firstFlow?: number;
+  /** Called just before the measured phase starts, and once its last flow has ended (CPU readings). */
+  beforeMeasured?: () => Promise<void>;
+  afterMeasured?: () => Promise<void>;
 }
 
 export interface StepResult {
@@ -231,7 +234,9 @@ export async function runFlows(options: FlowOptions): Promise<FlowResult> {
 
   try {
     if (options.warmupSeconds > 0) await runPhase(options.warmupSeconds);
+    await options.beforeMeasured?.();
     const p = await runPhase(options.seconds);
+    await options.afterMeasured?.();
     const steps = Object.fromEntries(
       STEPS.map((step) => [step, { latency: summarize(p.stepLatencies[step]), failures: p.failures[step] }]),
     ) as Record<Step, StepResult>;

@@ -1,41 +1,29 @@
 /**
- * `npm run bench`: measures three scenarios of the channel service with autocannon, each beside a
- * bare `node:http` server returning the same bytes, and writes the figures into bench/README.md.
+ * `npm run bench`: measures the channel service, each figure beside its twins in the same run,
+ * and writes the figures into bench/README.md (one block per group) and bench/results.json (one
+ * object per scenario and target).
  *
- * The service and the plain servers run in child processes; autocannon runs here, so the load
- * generator never shares an event loop with the server it measures.
+ * Groups (`npm run bench -- <group…>` runs some; all four when none is named):
+ * - http: the REST property read, GraphQL property + room types and the availability-search mix
+ *   (provider in process and out of process), each beside its plain, Hono (and Yoga) twins
+ *   (bench/http.ts);
+ * - flow: complete v1 booking flows on PostgreSQL (provider in process, then out of process),
+ *   beside pgbench's TPC-B (bench/flow.ts);
+ * - webhooks: webhook events end to end (bench/webhooks.ts);
+ * - subscriptions: graphql-ws subscribers on one instance (bench/subscriptions.ts).
  *
- * Then, on PostgreSQL: complete v1 booking flows (availability → price check → book) driven by
- * virtual users against the service in production mode (bench/flow.ts), and pgbench's TPC-B on
- * the same database with as many clients for as long.
- *
- * Environment: BENCH_DURATION (seconds, default 10), BENCH_CONNECTIONS (default 50),
- * BENCH_WARMUP (seconds of unrecorded load before each measured run, default 2; 0 disables),
- * BENCH_FLOW_USERS (virtual users of the booking flow and pgbench clients, default 20),
- * BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/test),
- * BENCH_PGBENCH_SCALE (pgbench -i -s, default 10), BENCH_PGBENCH (the pgbench binary, default pgbench).
- *
- * Then webhook events end to end (bench/webhooks.ts) and 5,000 graphql-ws subscribers on one
- * instance (bench/subscriptions.ts); their settings are described in bench/README.md.
- *
- * `npm run bench -- <scenario…>` runs only the named scenarios: http, flow, webhooks,
- * subscriptions (all four when none is named). Each writes its own block of bench/README.md and
- * leaves the others' figures as they were.
+ * Every child process (service, twins, simulator, receiver, subscribers) is started and stopped
+ * by bench/children.ts; the load generators run here, so they never share an event loop with the
+ * server they measure. Settings (environment): see bench/README.md.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import autocannon from 'autocannon';
-import { benchDir, startChild as startBenchChild, stopAllChildren, stopChild } from './children.js';
+import { ask, stopAllChildren, startChild, startSimulator, stopChild, type SimulatorChild } from './children.js';
+import { postgresCpu, treeCpu, type PostgresCpu } from './cpu.js';
 import { checkLedger, dropSchema, dropScratchSchemas, runFlows, runPgbench, scratchSchema, serverVersion, STEPS, type FlowResult, type LedgerCheck, type PgbenchResult } from './flow.js';
+import { HTTP_SCENARIOS, httpGroup, type HttpScenario } from './http.js';
+import { complete, endLine, fmt, GROUPS, loadAverage, micros, ratio, RUN, runLine, writeReadme, writeResults, baselineOf, type Group, type GroupObject } from './report.js';
+import { resolveServiceSource, type ServiceSource } from './service-dir.js';
 import { runSubscriptionBench, subscriptionSection, type SubscriptionBenchResult } from './subscriptions.js';
-import { runWebhookBench, webhookSection, type WebhookBenchResult } from './webhooks.js';
-
-const readmePath = join(benchDir, 'README.md');
-
-/** The scenarios `npm run bench -- <name…>` can select, in the order they run. */
-const GROUPS = ['http', 'flow', 'webhooks', 'subscriptions'] as const;
-type Group = (typeof GROUPS)[number];
+import { cpuUsed, pgPer, runWebhookBench, webhookSection, type Cpu, type WebhookBenchResult } from './webhooks.js';
 
 function positiveInt(name: string, fallback: number, allowZero = false): number {
   const raw = process.env[name];
@@ -58,18 +46,19 @@ const webhookSeconds = positiveInt('BENCH_WEBHOOK_SECONDS', 5);
 const webhookBacklog = positiveInt('BENCH_WEBHOOK_BACKLOG', 1000);
 const subscribers = positiveInt('BENCH_SUBSCRIBERS', 5000);
 const subscriptionBookings = positiveInt('BENCH_SUBSCRIPTION_BOOKINGS', 5);
+/** BENCH_HTTP_SCENARIOS: some of rest, graphql, search (comma-separated); all by default. */
+const httpOnly: readonly HttpScenario[] = (() => {
+  const raw = process.env.BENCH_HTTP_SCENARIOS;
+  if (!raw) return HTTP_SCENARIOS;
+  const names = raw.split(',').map((n) => n.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(HTTP_SCENARIOS as readonly string[]).includes(n));
+  if (unknown.length || !names.length) throw new Error(`BENCH_HTTP_SCENARIOS: choose among ${HTTP_SCENARIOS.join(', ')}, got "${raw}"`);
+  return names as HttpScenario[];
+})();
 /** The simulator's catalog size (its default); the flows book properties 1..this. */
 const SIMULATOR_SIZE = 500;
 /** Opening balance of the flow scenario's channel, KRW: far more than any run can spend. */
 const FLOW_BALANCE = 10n ** 13n;
-
-// ---------------------------------------------------------------------------------------------
-// Child processes (bench/children.ts)
-
-/** Starts a bench child; `env` entries are added to this process's environment. */
-async function startChild<T>(script: string, env: Record<string, string> = {}) {
-  return startBenchChild<T>(script, { env });
-}
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -79,144 +68,24 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Scenarios
-
-interface Scenario {
-  name: string;
-  method: 'GET' | 'POST';
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
+interface GroupResult {
+  section: string;
+  problems: string[];
+  objects: GroupObject[];
 }
 
-function isoDate(date: Date): string {
-  return date.toISOString().slice(0, 10);
+/** { baseline: value ÷ the baseline run's } when results.json has a baseline for it. */
+function vsBaseline(scenario: string, target: string, value: number): Record<string, number> {
+  const base = baselineOf(scenario, target);
+  return base ? { baseline: value / base } : {};
 }
 
-function scenarios(apiKey: string): Scenario[] {
-  const day = 24 * 60 * 60 * 1000;
-  const checkin = isoDate(new Date(Date.now() + 30 * day));
-  const checkout = isoDate(new Date(Date.now() + 32 * day));
-  const auth = { 'x-api-key': apiKey };
-  return [
-    { name: 'REST property (cached content)', method: 'GET', path: '/channel/v1/properties/1', headers: auth },
-    {
-      name: 'GraphQL property + room types',
-      method: 'POST',
-      path: '/graphql',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        query: 'query($id:ID!){ property(id:$id){ propertyId name city starRating roomTypes { roomtypeId name maxOccupancy } } }',
-        variables: { id: '1' },
-      }),
-    },
-    {
-      name: 'REST availability search (20 per page)',
-      method: 'GET',
-      path: `/channel/v1/search/availability?checkin=${checkin}&checkout=${checkout}&adults=2&per_page=20&sort_by=price_asc`,
-      headers: auth,
-    },
-  ];
-}
-
-interface Captured {
-  status: number;
-  contentType: string | null;
-  body: Buffer;
-}
-
-async function capture(port: number, scenario: Scenario): Promise<Captured> {
-  const init: RequestInit = { method: scenario.method, headers: scenario.headers };
-  if (scenario.body !== undefined) init.body = scenario.body;
-  const res = await fetch(`http://127.0.0.1:${port}${scenario.path}`, init);
-  const body = Buffer.from(await res.arrayBuffer());
-  if (res.status < 200 || res.status >= 300) {
-    throw new Error(`${scenario.name}: the service answered ${res.status}: ${body.toString('utf8').slice(0, 500)}`);
-  }
-  return { status: res.status, contentType: res.headers.get('content-type'), body };
-}
-
-interface Row {
-  scenario: string;
-  target: 'service' | 'plain';
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  total: number;
-}
-
-async function load(port: number, scenario: Scenario, seconds: number): Promise<autocannon.Result> {
-  const options: autocannon.Options = {
-    url: `http://127.0.0.1:${port}${scenario.path}`,
-    method: scenario.method,
-    headers: scenario.headers,
-    connections,
-    duration: seconds,
-  };
-  if (scenario.body !== undefined) options.body = scenario.body;
-  return autocannon(options);
-}
-
-async function measure(port: number, scenario: Scenario, target: Row['target']): Promise<Row> {
-  if (warmup > 0) await load(port, scenario, warmup);
-  const result = await load(port, scenario, duration);
-  const row: Row = {
-    scenario: scenario.name,
-    target,
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    total: result.requests.total,
-  };
-  process.stderr.write(
-    `  ${target.padEnd(7)} ${fmt(row.rps, 0).padStart(8)} req/s  p50 ${row.p50} ms  p99 ${row.p99} ms` +
-      `  non-2xx ${row.non2xx}  errors ${row.errors}\n`,
-  );
-  return row;
+function service(source: ServiceSource): NonNullable<GroupObject['service']> {
+  return { commit: source.commit, dirty: source.dirty, via: source.via, nodeEnv: source.nodeEnv };
 }
 
 // ---------------------------------------------------------------------------------------------
-// Report
-
-function fmt(value: number, digits: number): string {
-  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
-
-function cpuModel(): string {
-  try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('model name'));
-    if (line) return line.slice(line.indexOf(':') + 1).trim();
-  } catch {
-    // not Linux
-  }
-  return cpus()[0]?.model ?? 'unknown';
-}
-
-function table(rows: Row[]): string {
-  const plainRps = new Map(rows.filter((r) => r.target === 'plain').map((r) => [r.scenario, r.rps]));
-  const lines = [
-    '| Scenario | Target | Req/s (avg) | vs plain | p50 ms | p99 ms | Non-2xx | Errors |',
-    '|---|---|---:|---:|---:|---:|---:|---:|',
-  ];
-  for (const r of rows) {
-    const plain = plainRps.get(r.scenario);
-    const ratio = r.target === 'service' && plain ? `${fmt((r.rps / plain) * 100, 1)} %` : '';
-    const errors = r.timeouts ? `${r.errors} (${r.timeouts} timeouts)` : String(r.errors);
-    lines.push(
-      `| ${r.scenario} | ${r.target} | ${fmt(r.rps, 0)} | ${ratio} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${errors} |`,
-    );
-  }
-  return lines.join('\n');
-}
+// flow: v1 booking flows on PostgreSQL, provider in process and out of process, beside pgbench
 
 function ms(value: number): string {
   return fmt(value, 1);
@@ -238,93 +107,464 @@ const STEP_LABELS = {
   book: 'book `POST /channel/v1/bookings`',
 } as const;
 
-/** The PostgreSQL section: the flow beside pgbench, the flow's steps, and what was counted. */
-function flowSection(f: FlowResult, b: PgbenchResult, ledger: LedgerCheck, pgVersion: string): string {
-  const stepFailures = STEPS.reduce((n, step) => n + failureCount(f.steps[step].failures), 0);
-  const conflicts = failureCount(f.bookConflicts);
-  const perFlow = f.flowsPerSecond > 0 ? b.tps / f.flowsPerSecond : 0;
+interface FlowRun {
+  label: string;
+  flow: FlowResult;
+  ledger: LedgerCheck;
+  /** CPU µs over the measured window: the service, the out-of-process provider, PostgreSQL. */
+  cpu: { service: number; provider: number | null; postgres: PostgresCpu };
+  load: { start: number[]; end: number[] };
+}
+
+/** One run of the booking flow against a fresh service (and a fresh simulator when out of process). */
+async function flowRun(label: string, outOfProcess: boolean): Promise<FlowRun> {
+  const schema = scratchSchema('bench');
+  const applicationName = `bench_flow_${process.pid}_${Date.now()}`;
+  const url = new URL(databaseUrl);
+  url.searchParams.set('application_name', applicationName);
+  let simulator: SimulatorChild | undefined;
+  try {
+    if (outOfProcess) simulator = await startSimulator(SIMULATOR_SIZE);
+    const pgService = await startChild<{ port: number; apiKey: string; channelId: string }>('serve-service.ts', {
+      env: {
+        BENCH_SERVICE_ENV: JSON.stringify({
+          DATABASE_URL: url.toString(),
+          DATABASE_SCHEMA: schema,
+          CHANNEL_ENV: 'production',
+          BOOKING_SYNC_INTERVAL_MS: '0',
+          SIMULATOR_SIZE: String(SIMULATOR_SIZE),
+          ...(simulator ? { UPSTREAM_URL: simulator.url } : {}),
+        }),
+        BENCH_CHANNEL_BALANCE: String(FLOW_BALANCE),
+      },
+    });
+    const pg = postgresCpu(databaseUrl, applicationName);
+    let cpu0: Cpu | undefined;
+    let cpu1: Cpu | undefined;
+    let provider0: number | null = null;
+    let provider1: number | null = null;
+    let postgres: PostgresCpu | undefined;
+    let loadStart: number[] = [];
+    let flow: FlowResult;
+    try {
+      flow = await runFlows({
+        port: pgService.info.port,
+        apiKey: pgService.info.apiKey,
+        users: flowUsers,
+        warmupSeconds: warmup,
+        seconds: duration,
+        properties: SIMULATOR_SIZE,
+        beforeMeasured: async () => {
+          loadStart = loadAverage();
+          await pg.start();
+          provider0 = simulator ? treeCpu(simulator.pid) : null;
+          cpu0 = await ask<Cpu>(pgService.child, { cmd: 'cpu' });
+        },
+        afterMeasured: async () => {
+          cpu1 = await ask<Cpu>(pgService.child, { cmd: 'cpu' });
+          provider1 = simulator ? treeCpu(simulator.pid) : null;
+          postgres = await pg.stop();
+        },
+      });
+    } finally {
+      await stopChild(pgService.child);
+    }
+    const ledger = await checkLedger(databaseUrl, schema, pgService.info.channelId, FLOW_BALANCE, flow.booked);
+    const stepFailures = STEPS.map((step) => counts(flow.steps[step].failures)).filter(Boolean);
+    const perFlow = (v: number | null) => (v === null ? 'n/a' : micros(v / Math.max(1, flow.flow.count)));
+    const run: FlowRun = {
+      label,
+      flow,
+      ledger,
+      cpu: {
+        service: cpuUsed(cpu0!, cpu1!),
+        provider: provider0 !== null && provider1 !== null ? provider1 - provider0 : null,
+        postgres: postgres!,
+      },
+      load: { start: loadStart, end: loadAverage() },
+    };
+    process.stderr.write(
+      `  ${fmt(flow.flowsPerSecond, 1)} flows/s  p50 ${ms(flow.flow.p50)} ms  p99 ${ms(flow.flow.p99)} ms  book p50 ${ms(flow.steps.book.latency.p50)} ms` +
+        `  CPU µs/flow: service ${perFlow(run.cpu.service)}, provider ${perFlow(run.cpu.provider)}, PostgreSQL ${perFlow(run.cpu.postgres.sessions)} (all ${perFlow(run.cpu.postgres.server)})` +
+        `  failures ${stepFailures.join('; ') || 0}\n`,
+    );
+    return run;
+  } finally {
+    if (simulator) await stopChild(simulator.child);
+    await dropSchema(databaseUrl, schema);
+  }
+}
+
+function flowProblems(r: FlowRun): string[] {
+  const f = r.flow;
+  const stepFailures = STEPS.map((step) => counts(f.steps[step].failures)).filter(Boolean);
+  return [
+    ...(stepFailures.length ? [`booking-flow steps failed (${stepFailures.join('; ')})`] : []),
+    ...(f.completed === 0 ? ['no booking flow completed'] : []),
+    ...(f.amountMismatches ? [`${f.amountMismatches} bookings charged another amount than the price check's`] : []),
+    ...(r.ledger.ok ? [] : [`the ledger check failed (${r.ledger.problems.join('; ')})`]),
+  ].map((p) => `${r.label}: ${p}`);
+}
+
+function perFlowCpu(r: FlowRun): { service: number; provider: number | null; postgresSessions: number | null; postgresServer: number | null } {
+  const n = Math.max(1, r.flow.flow.count);
+  return {
+    service: r.cpu.service / n,
+    provider: r.cpu.provider === null ? null : r.cpu.provider / n,
+    postgresSessions: r.cpu.postgres.sessions === null ? null : r.cpu.postgres.sessions / n,
+    postgresServer: r.cpu.postgres.server === null ? null : r.cpu.postgres.server / n,
+  };
+}
+
+/** The PostgreSQL section: the flows beside pgbench, their CPU, their steps, and what was counted. */
+function flowSection(runs: FlowRun[], b: PgbenchResult, pgVersion: string): string {
+  const first = runs[0]!.flow;
   const lines = [
     `PostgreSQL ${pgVersion} on 127.0.0.1, database \`${new URL(databaseUrl).pathname.slice(1)}\`; ` +
-      `${f.users} virtual users / pgbench clients, ${f.seconds} s each (after ${warmup} s warm-up).`,
+      `${first.users} virtual users / pgbench clients, ${first.seconds} s each (after ${warmup} s warm-up).`,
     '',
-    '| Workload | Clients | Completed | Per second | Latency avg ms | p50 ms | p99 ms | Failed |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    `| v1 booking flow (availability → price check → book), service on PostgreSQL, production | ${f.users} | ` +
-      `${fmt(f.completed, 0)} flows | ${fmt(f.flowsPerSecond, 1)} flows/s | ${ms(f.flow.avg)} | ${ms(f.flow.p50)} | ${ms(f.flow.p99)} | ${stepFailures} |`,
-    `| pgbench TPC-B (scale ${b.scale}, \`-M prepared -j ${b.threads}\`) | ${b.clients} | ${fmt(b.processed, 0)} tx | ` +
-      `${fmt(b.tps, 0)} tps | ${ms(b.latencyAverage)} | ${ms(b.latency.p50)} | ${ms(b.latency.p99)} | ${b.failed} |`,
+    '| Workload | Clients | Completed | Per second | vs pgbench tps | vs baseline | Latency avg ms | p50 ms | p99 ms | Failed |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...runs.map((r) => {
+      const f = r.flow;
+      const failed = STEPS.reduce((n, step) => n + failureCount(f.steps[step].failures), 0);
+      const base = baselineOf(FLOW_SCENARIO, r.label);
+      return (
+        `| v1 booking flow (availability → price check → book), ${r.label} | ${f.users} | ${fmt(f.completed)} flows | ${fmt(f.flowsPerSecond, 1)} flows/s | ` +
+        `${ratio(f.flowsPerSecond / b.tps)} | ${ratio(base ? f.flowsPerSecond / base : undefined)} | ${ms(f.flow.avg)} | ${ms(f.flow.p50)} | ${ms(f.flow.p99)} | ${failed} |`
+      );
+    }),
+    `| pgbench TPC-B (scale ${b.scale}, \`-M prepared -j ${b.threads}\`) | ${b.clients} | ${fmt(b.processed)} tx | ` +
+      `${fmt(b.tps)} tps | | | ${ms(b.latencyAverage)} | ${ms(b.latency.p50)} | ${ms(b.latency.p99)} | ${b.failed} |`,
     '',
-    `In the time the service completes one booking flow, PostgreSQL alone completes about ${fmt(perFlow, 0)} TPC-B ` +
+    'CPU per completed flow (µs) over the measured window (from its start until the last flow under way has ended, ÷ the flows completed in it): ' +
+      "the service's `process.cpuUsage()`; the provider's (`npm run simulator`'s process tree, from /proc; with the provider in process its work is in the service's figure); " +
+      "PostgreSQL's, from /proc: the backends of the service's sessions (pg_stat_activity by application_name), and every PostgreSQL process of the machine " +
+      '(WAL writer, checkpointer, and anyone else\'s sessions included).',
+    '',
+    '| Run | service CPU µs/flow | provider CPU µs/flow | PostgreSQL, service\'s sessions, µs/flow | PostgreSQL, all processes, µs/flow | sessions seen |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...runs.map((r) => {
+      const c = perFlowCpu(r);
+      const pg = r.cpu.postgres;
+      return (
+        `| ${r.label} | ${micros(c.service)} | ${r.label.includes('out of process') ? micros(c.provider) : '(in the service)'} | ${micros(c.postgresSessions)} | ${micros(c.postgresServer)} | ` +
+        `${pg.backends}${pg.gone ? ` (${pg.gone} ended during the window)` : ''}${pg.note ? ` — ${pg.note}` : ''} |`
+      );
+    }),
+    '',
+    `In the time the service completes one booking flow (${runs.map((r) => `${r.label}`).join(' / ')}), PostgreSQL alone completes about ` +
+      `${runs.map((r) => fmt(r.flow.flowsPerSecond > 0 ? b.tps / r.flow.flowsPerSecond : 0)).join(' / ')} TPC-B ` +
       'transactions. A booking flow is three HTTP requests to the service, three provider calls (search, ' +
       'price check, booking) and two database transactions: the booking row with the conditional debit of the ' +
       "channel's balance and its ledger entry (two statements: the insert, then debit and ledger row in one), then the move to confirmed with its outbox event " +
       '(three), each with BEGIN and COMMIT; every debit of the run is on the same channel row. A TPC-B ' +
       'transaction is five statements (three updates, a select, an insert) in one transaction, spread over many rows.',
     '',
-    '| Step of the flow | Requests | avg ms | p50 ms | p99 ms | Failed |',
-    '|---|---:|---:|---:|---:|---|',
-    ...STEPS.map((step) => {
-      const r = f.steps[step];
-      const failed = failureCount(r.failures);
-      return `| ${STEP_LABELS[step]} | ${fmt(r.latency.count, 0)} | ${ms(r.latency.avg)} | ${ms(r.latency.p50)} | ${ms(r.latency.p99)} | ${failed ? counts(r.failures) : '0'} |`;
-    }),
-    `| whole flow (completed ones) | ${fmt(f.flow.count, 0)} | ${ms(f.flow.avg)} | ${ms(f.flow.p50)} | ${ms(f.flow.p99)} | |`,
+    '| Run | Step of the flow | Requests | avg ms | p50 ms | p99 ms | Failed |',
+    '|---|---|---:|---:|---:|---:|---|',
+    ...runs.flatMap((r) => [
+      ...STEPS.map((step) => {
+        const s = r.flow.steps[step];
+        const failed = failureCount(s.failures);
+        return `| ${r.label} | ${STEP_LABELS[step]} | ${fmt(s.latency.count)} | ${ms(s.latency.avg)} | ${ms(s.latency.p50)} | ${ms(s.latency.p99)} | ${failed ? counts(s.failures) : '0'} |`;
+      }),
+      `| ${r.label} | whole flow (completed ones) | ${fmt(r.flow.flow.count)} | ${ms(r.flow.flow.avg)} | ${ms(r.flow.flow.p50)} | ${ms(r.flow.flow.p99)} | |`,
+    ]),
     '',
-    `Flows started in the measured window: ${fmt(f.started, 0)}; completed (201) within it: ${fmt(f.completed, 0)}. ` +
-      `Not counted as completed: nothing bookable in the search ${f.nothingBookable}; ` +
-      `price check sold_out ${f.priceCheck.sold_out}; booking 409 ${conflicts ? counts(f.bookConflicts) : '0'}. ` +
-      `Price checks matched ${f.priceCheck.matched}, price_changed ${f.priceCheck.price_changed}. ` +
-      `Bookings made: ${counts(f.bookingStatuses) || 'none'}` +
-      `${f.amountMismatches ? `; **${f.amountMismatches} with a totalAmount other than the price check's**` : ''}.`,
-    ledger.ok
-      ? `Ledger check after the run: ${fmt(ledger.bookings, 0)} bookings (warm-up included) in the database, each charged once; ` +
-        'balance = opening balance − their total amounts = sum of the ledger entries.'
-      : `**Ledger check failed:** ${ledger.problems.join('; ')}.`,
+    ...runs.flatMap((r) => {
+      const f = r.flow;
+      const conflicts = failureCount(f.bookConflicts);
+      return [
+        `${r.label}: flows started in the measured window: ${fmt(f.started)}; completed (201) within it: ${fmt(f.completed)}. ` +
+          `Not counted as completed: nothing bookable in the search ${f.nothingBookable}; ` +
+          `price check sold_out ${f.priceCheck.sold_out}; booking 409 ${conflicts ? counts(f.bookConflicts) : '0'}. ` +
+          `Price checks matched ${f.priceCheck.matched}, price_changed ${f.priceCheck.price_changed}. ` +
+          `Bookings made: ${counts(f.bookingStatuses) || 'none'}` +
+          `${f.amountMismatches ? `; **${f.amountMismatches} with a totalAmount other than the price check's**` : ''}. ` +
+          (r.ledger.ok
+            ? `Ledger check after the run: ${fmt(r.ledger.bookings)} bookings (warm-up included) in the database, each charged once; ` +
+              'balance = opening balance − their total amounts = sum of the ledger entries.'
+            : `**Ledger check failed:** ${r.ledger.problems.join('; ')}.`),
+      ];
+    }),
   ];
   return lines.join('\n');
 }
 
-/** Written when bench/README.md is missing; the description of the scenarios lives in the committed README. */
-const README_FALLBACK = `# Benchmarks
+const FLOW_SCENARIO = 'v1 booking flow on PostgreSQL';
 
-\`npm run bench\` (bench/run.ts) measures the channel service; \`npm run bench -- <scenario…>\` runs
-some of its scenarios (${GROUPS.join(', ')}). The figures below are rewritten by each run, each
-scenario in its own block.
-`;
-
-const marker = (group: Group, edge: 'start' | 'end') => `<!-- results:${group}:${edge} -->`;
-
-/** Replaces the block of `group` in bench/README.md (appended at the end when the file has none). */
-function writeReadme(group: Group, section: string): void {
-  let text: string;
-  try {
-    text = readFileSync(readmePath, 'utf8');
-  } catch {
-    text = README_FALLBACK;
+async function flowGroup(source: ServiceSource): Promise<GroupResult> {
+  const head = runLine('flow', source);
+  const pgVersion = await serverVersion(databaseUrl);
+  const runs: FlowRun[] = [];
+  for (const [label, outOfProcess] of [
+    ['provider in process', false],
+    ['provider out of process', true],
+  ] as const) {
+    process.stderr.write(`v1 booking flow on PostgreSQL ${pgVersion}, ${label}: ${flowUsers} virtual users\n`);
+    runs.push(await flowRun(label, outOfProcess));
   }
-  const START = marker(group, 'start');
-  const END = marker(group, 'end');
-  const start = text.indexOf(START);
-  const end = text.indexOf(END);
-  if (start < 0 || end < start) text = `${text.trimEnd()}\n\n${START}\n${END}\n`;
-  const s = text.indexOf(START) + START.length;
-  const e = text.indexOf(END);
-  writeFileSync(readmePath, `${text.slice(0, s)}\n${section}\n${text.slice(e)}`);
+
+  process.stderr.write(`pgbench TPC-B: scale ${pgbenchScale}, ${flowUsers} clients\n`);
+  const pgbenchLoad = loadAverage();
+  const pgbench = await runPgbench({
+    url: databaseUrl,
+    clients: flowUsers,
+    threads: Math.min(2, flowUsers),
+    seconds: duration,
+    warmupSeconds: warmup,
+    scale: pgbenchScale,
+  });
+  process.stderr.write(`  ${fmt(pgbench.tps)} tps  latency average ${ms(pgbench.latencyAverage)} ms  failed ${pgbench.failed}\n`);
+
+  const problems = [...runs.flatMap(flowProblems), ...(pgbench.failed ? [`pgbench had ${pgbench.failed} failed transactions`] : [])];
+  const notes = runs.flatMap((r) => {
+    const f = r.flow;
+    const soldOut = f.nothingBookable + f.priceCheck.sold_out + failureCount(f.bookConflicts);
+    return soldOut > f.started * 0.01 ? [`**Note:** ${r.label}: ${soldOut} of ${f.started} flows found nothing bookable or sold out (more than 1 %).`] : [];
+  });
+  const section = [
+    '### v1 booking flow on PostgreSQL, beside pgbench',
+    '',
+    head,
+    '',
+    flowSection(runs, pgbench, pgVersion),
+    ...(notes.length ? ['', ...notes] : []),
+    ...(problems.length ? ['', `**Warning:** ${problems.join('; ')}.`] : []),
+    '',
+    endLine(),
+  ].join('\n');
+  const settings = { users: flowUsers, durationSeconds: duration, warmupSeconds: warmup, pgbenchScale };
+  const objects: GroupObject[] = [
+    ...runs.map((r) => {
+      const c = perFlowCpu(r);
+      return {
+        scenario: FLOW_SCENARIO,
+        target: r.label,
+        unit: 'flow' as const,
+        perSecond: r.flow.flowsPerSecond,
+        latencyMs: { p50: r.flow.flow.p50, p99: r.flow.flow.p99 },
+        cpuUsPerUnit: { process: c.service, ...(r.label.includes('out of process') ? { provider: c.provider } : {}), postgresSessions: c.postgresSessions, postgresServer: c.postgresServer },
+        ratios: { pgbench: r.flow.flowsPerSecond / pgbench.tps, ...vsBaseline(FLOW_SCENARIO, r.label, r.flow.flowsPerSecond) },
+        count: r.flow.completed,
+        failures: STEPS.reduce((n, step) => n + failureCount(r.flow.steps[step].failures), 0),
+        details: {
+          started: r.flow.started,
+          ledgerOk: r.ledger.ok,
+          steps: Object.fromEntries(STEPS.map((step) => [step, { p50: r.flow.steps[step].latency.p50, p99: r.flow.steps[step].latency.p99 }])),
+          postgresBackends: r.cpu.postgres.backends,
+          ...(r.cpu.postgres.note ? { postgresNote: r.cpu.postgres.note } : {}),
+        },
+        service: service(source),
+        loadAverage: r.load,
+        settings,
+      };
+    }),
+    {
+      scenario: FLOW_SCENARIO,
+      target: 'pgbench TPC-B',
+      unit: 'transaction',
+      perSecond: pgbench.tps,
+      latencyMs: { p50: pgbench.latency.p50, p99: pgbench.latency.p99 },
+      cpuUsPerUnit: { process: null },
+      ratios: {},
+      count: pgbench.processed,
+      failures: pgbench.failed,
+      details: { scale: pgbench.scale, clients: pgbench.clients, threads: pgbench.threads },
+      loadAverage: { start: pgbenchLoad, end: loadAverage() },
+      settings,
+    },
+  ];
+  return { section, problems, objects };
 }
 
-/** The first line of every block: when, where, how. */
-function runLine(group: Group): string {
-  const load = loadavg().map((v) => fmt(v, 2)).join(', ');
-  const args = process.argv.slice(2).filter((a) => a !== '--');
-  const settings = Object.entries(process.env)
-    .filter(([k]) => k.startsWith('BENCH_'))
-    .map(([k, v]) => `${k}=${v}`)
-    .sort();
-  const command = `${settings.length ? `${settings.join(' ')} ` : ''}npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}`;
-  return (
-    `Run on ${new Date().toISOString().slice(0, 10)} — CPU: ${cpuModel()}, ${cpus().length} cores, Node ${process.version}. ` +
-    `Command: \`${command}\` (scenario \`${group}\`). Load average when the scenario started: ${load} (the machine is shared).`
-  );
+// ---------------------------------------------------------------------------------------------
+// webhooks and subscriptions
+
+/** Webhook events end to end: on PostgreSQL with Redis (production), then on the embedded default. */
+async function webhooksGroup(source: ServiceSource): Promise<GroupResult> {
+  const head = runLine('webhooks', source);
+  const results: { r: WebhookBenchResult; load: { start: number[]; end: number[] } }[] = [];
+  const common = { users: flowUsers, warmupSeconds: warmup, seconds: webhookSeconds, properties: SIMULATOR_SIZE, backlog: webhookBacklog, timeoutMs: 120_000 };
+  const schema = scratchSchema('bench');
+  try {
+    process.stderr.write(`webhooks: PostgreSQL + Redis, production\n`);
+    const start = loadAverage();
+    const r = await runWebhookBench({
+      ...common,
+      label: 'PostgreSQL + Redis, production',
+      serviceEnv: {
+        DATABASE_URL: databaseUrl,
+        DATABASE_SCHEMA: schema,
+        REDIS_URL: redisUrl,
+        CHANNEL_ENV: 'production',
+        BOOKING_SYNC_INTERVAL_MS: '0',
+        SIMULATOR_SIZE: String(SIMULATOR_SIZE),
+      },
+      balance: FLOW_BALANCE,
+    });
+    results.push({ r, load: { start, end: loadAverage() } });
+  } finally {
+    await dropSchema(databaseUrl, schema);
+  }
+  process.stderr.write(`webhooks: embedded PGlite, sandbox\n`);
+  const start = loadAverage();
+  const r = await runWebhookBench({ ...common, label: 'embedded PGlite, sandbox', serviceEnv: {} });
+  results.push({ r, load: { start, end: loadAverage() } });
+  for (const { r } of results) {
+    process.stderr.write(
+      `  ${r.label}: bookings → webhooks ${fmt(r.flow.deliveredPerSecond, 1)} events/s, p50 ${ms(r.flow.latency.p50)} ms, CPU ${micros(r.flow.cpuUsPerEvent)} µs/event; ` +
+        `drain ${fmt(r.drain.perSecond, 1)} events/s, p50 ${ms(r.drain.latency.p50)} ms, CPU ${micros(r.drain.cpuUsPerDelivery)} µs/delivery` +
+        `${r.drain.postgres ? `, PostgreSQL ${pgPer(r.drain.postgres, r.drain.delivered)} µs/delivery` : ''}\n`,
+    );
+  }
+  const problems = results.flatMap(({ r }) => r.problems.map((p) => `${r.label}: ${p}`));
+  const section = [
+    '### Webhook events end to end: bookings → webhooks, and an outbox backlog drain',
+    '',
+    head,
+    '',
+    webhookSection(results.map(({ r }) => r)),
+    '',
+    "Service CPU per event or delivery: the service's `process.cpuUsage()` over the part (bookings → webhooks: from the first booking to the last " +
+      "arrival, the bookings' own work included; drain: from before the commit to the last arrival) ÷ deliveries received. PostgreSQL's (PostgreSQL runs): " +
+      "from /proc, the backends of the service's sessions / every PostgreSQL process of the machine, over the same window.",
+    ...(problems.length ? ['', `**Warning:** ${problems.join('; ')}.`] : []),
+    '',
+    endLine(),
+  ].join('\n');
+  const settings = { users: flowUsers, bookingSeconds: webhookSeconds, backlog: webhookBacklog, warmupSeconds: warmup };
+  const perPg = (cpu: PostgresCpu | null, n: number) =>
+    cpu ? { postgresSessions: cpu.sessions === null ? null : cpu.sessions / Math.max(1, n), postgresServer: cpu.server === null ? null : cpu.server / Math.max(1, n) } : {};
+  const objects: GroupObject[] = results.flatMap(({ r, load }) => {
+    const flowScenario = 'webhooks: bookings → webhooks';
+    const drainScenario = 'webhooks: outbox backlog drain';
+    return [
+      {
+        scenario: flowScenario,
+        target: r.label,
+        unit: 'event' as const,
+        perSecond: r.flow.deliveredPerSecond,
+        latencyMs: { p50: r.flow.latency.p50, p99: r.flow.latency.p99, max: r.flow.latency.max },
+        cpuUsPerUnit: { process: r.flow.cpuUsPerEvent, ...perPg(r.flow.postgres, r.flow.delivered) },
+        ratios: vsBaseline(flowScenario, r.label, r.flow.deliveredPerSecond),
+        count: r.flow.delivered,
+        failures: r.receiver.badSignatures + r.receiver.badBodies + (r.flow.deliveries - r.flow.delivered),
+        details: { bookingsPerSecond: r.flow.flows.flowsPerSecond, events: r.flow.events, verified: r.receiver.verified, badSignatures: r.receiver.badSignatures },
+        service: service(source),
+        loadAverage: load,
+        settings,
+      },
+      {
+        scenario: drainScenario,
+        target: r.label,
+        unit: 'event' as const,
+        perSecond: r.drain.perSecond,
+        latencyMs: { p50: r.drain.latency.p50, p99: r.drain.latency.p99, max: r.drain.latency.max },
+        cpuUsPerUnit: { process: r.drain.cpuUsPerDelivery, ...perPg(r.drain.postgres, r.drain.delivered) },
+        ratios: vsBaseline(drainScenario, r.label, r.drain.perSecond),
+        count: r.drain.delivered,
+        failures: r.drain.deliveries - r.drain.delivered,
+        details: { cpuCores: r.drain.cpuShare, firstDeliveryMs: r.drain.firstMs, verified: r.receiver.verified, badSignatures: r.receiver.badSignatures },
+        service: service(source),
+        loadAverage: load,
+        settings,
+      },
+    ];
+  });
+  return { section, problems, objects };
+}
+
+/** graphql-ws subscribers on one instance (PostgreSQL), with the in-process bus, then through Redis. */
+async function subscriptionsGroup(source: ServiceSource): Promise<GroupResult> {
+  const head = runLine('subscriptions', source);
+  const results: { r: SubscriptionBenchResult; load: { start: number[]; end: number[] } }[] = [];
+  for (const bus of ['in-process', 'Redis'] as const) {
+    const schema = scratchSchema('bench');
+    const start = loadAverage();
+    const applicationName = `bench_subscriptions_${process.pid}_${Date.now()}`;
+    const url = new URL(databaseUrl);
+    url.searchParams.set('application_name', applicationName);
+    try {
+      process.stderr.write(`subscriptions: ${subscribers} subscribers, ${bus} bus\n`);
+      const r = await runSubscriptionBench({
+        label: `${bus} bus`,
+        serviceEnv: {
+          DATABASE_URL: url.toString(),
+          DATABASE_SCHEMA: schema,
+          CHANNEL_ENV: 'production',
+          BOOKING_SYNC_INTERVAL_MS: '0',
+          SIMULATOR_SIZE: String(SIMULATOR_SIZE),
+          ...(bus === 'Redis' ? { REDIS_URL: redisUrl } : {}),
+        },
+        postgres: { url: databaseUrl, applicationName },
+        balance: FLOW_BALANCE,
+        subscribers,
+        bookings: subscriptionBookings,
+        properties: SIMULATOR_SIZE,
+        timeoutMs: 60_000,
+      });
+      results.push({ r, load: { start, end: loadAverage() } });
+    } finally {
+      await dropSchema(databaseUrl, schema);
+    }
+    const { r } = results[results.length - 1]!;
+    process.stderr.write(
+      `  ${r.connect.connected} connected in ${fmt(r.connect.seconds, 1)} s; p50 ${ms(r.latency.p50)} ms, p99 ${ms(r.latency.p99)} ms, ` +
+        `max ${ms(r.latency.max)} ms; received by ${r.minReceivedBy}; CPU ${fmt(r.cpu.usPerDelivery, 1)} µs/delivery\n`,
+    );
+  }
+  const problems = results.flatMap(({ r }) => r.problems.map((p) => `${r.label}: ${p}`));
+  const scenario = `${fmt(subscribers)} graphql-ws subscribers`;
+  const objects: GroupObject[] = results.map(({ r, load }) => {
+    const n = Math.max(1, r.connect.connected);
+    return {
+      scenario,
+      target: r.label,
+      unit: 'delivery' as const,
+      perSecond: r.deliveriesPerSecond,
+      latencyMs: { p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max },
+      cpuUsPerUnit: {
+        process: r.cpu.usPerDelivery,
+        ...(r.cpu.postgres
+          ? {
+              postgresSessions: r.cpu.postgres.sessions === null ? null : r.cpu.postgres.sessions / Math.max(1, r.cpu.deliveries),
+              postgresServer: r.cpu.postgres.server === null ? null : r.cpu.postgres.server / Math.max(1, r.cpu.deliveries),
+            }
+          : {}),
+      },
+      ratios: vsBaseline(scenario, r.label, r.deliveriesPerSecond),
+      count: r.cpu.deliveries,
+      failures: r.problems.length,
+      details: {
+        subscribers: r.connect.connected,
+        events: r.events,
+        minReceivedBy: r.minReceivedBy,
+        cpuUsPerEvent: r.cpu.usPerEvent,
+        eventLoopDelayMaxMs: r.loopDelay.max,
+        heapPerSubscriberKB: (r.memory.after.heapUsed - r.memory.before.heapUsed) / n / 1024,
+        rssPerSubscriberKB: (r.memory.after.rss - r.memory.before.rss) / n / 1024,
+      },
+      service: service(source),
+      loadAverage: load,
+      settings: { subscribers, bookings: subscriptionBookings },
+    };
+  });
+  return {
+    section: [
+      `### ${fmt(subscribers)} graphql-ws subscribers on one instance`,
+      '',
+      head,
+      '',
+      subscriptionSection(results.map(({ r }) => r)),
+      ...(problems.length ? ['', `**Warning:** ${problems.join('; ')}.`] : []),
+      '',
+      endLine(),
+    ].join('\n'),
+    problems,
+    objects,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -338,242 +578,34 @@ function selectedGroups(): Group[] {
   return GROUPS.filter((g) => names.includes(g));
 }
 
-/** The three single-request scenarios, each beside its plain twin, on PGlite. */
-async function httpGroup(): Promise<{ section: string; problems: string[] }> {
-  const head = runLine('http');
-  const workDir = mkdtempSync(join(tmpdir(), 'channel-bench-bodies-'));
-  const rows: Row[] = [];
-  const sizes: string[] = [];
-  try {
-    process.stderr.write(`bench: ${connections} connections, ${duration} s per run, ${warmup} s warm-up\n`);
-    const service = await startChild<{ port: number; apiKey: string }>('serve-service.ts');
-    try {
-      for (const [index, scenario] of scenarios(service.info.apiKey).entries()) {
-        process.stderr.write(`${scenario.name}: ${scenario.method} ${scenario.path.split('?')[0]}\n`);
-        const captured = await capture(service.info.port, scenario);
-        sizes.push(`${scenario.name}: ${captured.body.length} bytes, ${captured.contentType ?? 'no content-type'}`);
-        const bodyFile = join(workDir, `body-${index}`);
-        writeFileSync(bodyFile, captured.body);
-        const plain = await startChild<{ port: number }>('serve-plain.ts', {
-          PLAIN_BODY_FILE: bodyFile,
-          PLAIN_STATUS: String(captured.status),
-          PLAIN_CONTENT_TYPE: captured.contentType ?? '',
-        });
-        try {
-          rows.push(await measure(service.info.port, scenario, 'service'));
-          rows.push(await measure(plain.info.port, scenario, 'plain'));
-        } finally {
-          await stopChild(plain.child);
-        }
-      }
-    } finally {
-      await stopChild(service.child);
-    }
-  } finally {
-    rmSync(workDir, { recursive: true, force: true });
-  }
-  const bad = rows.filter((r) => r.non2xx > 0 || r.errors > 0 || r.timeouts > 0);
-  const section = [
-    head,
-    `Settings: ${connections} connections, ${duration} s per run (after ${warmup} s warm-up), pipelining 1.`,
-    '',
-    table(rows),
-    '',
-    `Response sizes: ${sizes.join('; ')}.`,
-    ...(bad.length
-      ? ['', `**Warning:** ${bad.map((r) => `${r.scenario} / ${r.target}`).join(', ')} had non-2xx answers or errors.`]
-      : []),
-  ].join('\n');
-  return { section, problems: bad.map((r) => `${r.scenario} / ${r.target}: non-2xx answers or errors`) };
-}
-
-/** The v1 booking flow on PostgreSQL, then pgbench on the same database. */
-async function flowGroup(): Promise<{ section: string; problems: string[] }> {
-  const head = runLine('flow');
-  const pgVersion = await serverVersion(databaseUrl);
-  process.stderr.write(`v1 booking flow on PostgreSQL ${pgVersion}: ${flowUsers} virtual users\n`);
-  const schema = scratchSchema('bench');
-  let flow: FlowResult;
-  let ledger: LedgerCheck;
-  try {
-    const pgService = await startChild<{ port: number; apiKey: string; channelId: string }>('serve-service.ts', {
-      BENCH_SERVICE_ENV: JSON.stringify({
-        DATABASE_URL: databaseUrl,
-        DATABASE_SCHEMA: schema,
-        CHANNEL_ENV: 'production',
-        BOOKING_SYNC_INTERVAL_MS: '0',
-        SIMULATOR_SIZE: String(SIMULATOR_SIZE),
-      }),
-      BENCH_CHANNEL_BALANCE: String(FLOW_BALANCE),
-    });
-    try {
-      flow = await runFlows({
-        port: pgService.info.port,
-        apiKey: pgService.info.apiKey,
-        users: flowUsers,
-        warmupSeconds: warmup,
-        seconds: duration,
-        properties: SIMULATOR_SIZE,
-      });
-    } finally {
-      await stopChild(pgService.child);
-    }
-    ledger = await checkLedger(databaseUrl, schema, pgService.info.channelId, FLOW_BALANCE, flow.booked);
-  } finally {
-    await dropSchema(databaseUrl, schema);
-  }
-  const stepFailures = STEPS.map((step) => counts(flow.steps[step].failures)).filter(Boolean);
+async function main(): Promise<boolean> {
+  const groups = selectedGroups();
+  const source = resolveServiceSource();
   process.stderr.write(
-    `  ${fmt(flow.flowsPerSecond, 1)} flows/s  p50 ${ms(flow.flow.p50)} ms  p99 ${ms(flow.flow.p99)} ms` +
-      `  book p50 ${ms(flow.steps.book.latency.p50)} ms  failures ${stepFailures.join('; ') || 0}\n`,
+    `bench: run \`${RUN}\`; service from ${source.via} ${source.dir}${source.commit ? ` (${source.commit.slice(0, 12)}${source.dirty ? ', uncommitted changes' : ''})` : ''}\n`,
   );
-
-  process.stderr.write(`pgbench TPC-B: scale ${pgbenchScale}, ${flowUsers} clients\n`);
-  const pgbench = await runPgbench({
-    url: databaseUrl,
-    clients: flowUsers,
-    threads: Math.min(2, flowUsers),
-    seconds: duration,
-    warmupSeconds: warmup,
-    scale: pgbenchScale,
-  });
-  process.stderr.write(`  ${fmt(pgbench.tps, 0)} tps  latency average ${ms(pgbench.latencyAverage)} ms  failed ${pgbench.failed}\n`);
-
-  const problems = [
-    ...(stepFailures.length ? [`booking-flow steps failed (${stepFailures.join('; ')})`] : []),
-    ...(flow.completed === 0 ? ['no booking flow completed'] : []),
-    ...(flow.amountMismatches ? [`${flow.amountMismatches} bookings charged another amount than the price check's`] : []),
-    ...(ledger.ok ? [] : ['the ledger check failed']),
-    ...(pgbench.failed ? [`pgbench had ${pgbench.failed} failed transactions`] : []),
-  ];
-  const soldOut = flow.nothingBookable + flow.priceCheck.sold_out + failureCount(flow.bookConflicts);
-  const soldOutNote =
-    soldOut > flow.started * 0.01
-      ? [`**Note:** ${soldOut} of ${flow.started} flows found nothing bookable or sold out (more than 1 %).`]
-      : [];
-  const section = [
-    '### v1 booking flow on PostgreSQL, beside pgbench',
-    '',
-    head,
-    '',
-    flowSection(flow, pgbench, ledger, pgVersion),
-    ...(soldOutNote.length ? ['', ...soldOutNote] : []),
-    ...(problems.length ? ['', `**Warning:** ${problems.join('; ')}.`] : []),
-  ].join('\n');
-  return { section, problems };
-}
-
-/** Webhook events end to end: on PostgreSQL with Redis (production), then on the embedded default. */
-async function webhooksGroup(): Promise<{ section: string; problems: string[] }> {
-  const head = runLine('webhooks');
-  const results: WebhookBenchResult[] = [];
-  const common = { users: flowUsers, warmupSeconds: warmup, seconds: webhookSeconds, properties: SIMULATOR_SIZE, backlog: webhookBacklog, timeoutMs: 120_000 };
-  const schema = scratchSchema('bench');
-  try {
-    process.stderr.write(`webhooks: PostgreSQL + Redis, production\n`);
-    results.push(
-      await runWebhookBench({
-        ...common,
-        label: 'PostgreSQL + Redis, production',
-        serviceEnv: {
-          DATABASE_URL: databaseUrl,
-          DATABASE_SCHEMA: schema,
-          REDIS_URL: redisUrl,
-          CHANNEL_ENV: 'production',
-          BOOKING_SYNC_INTERVAL_MS: '0',
-          SIMULATOR_SIZE: String(SIMULATOR_SIZE),
-        },
-        balance: FLOW_BALANCE,
-      }),
-    );
-  } finally {
-    await dropSchema(databaseUrl, schema);
-  }
-  process.stderr.write(`webhooks: embedded PGlite, sandbox\n`);
-  results.push(await runWebhookBench({ ...common, label: 'embedded PGlite, sandbox', serviceEnv: {} }));
-  for (const r of results) {
-    process.stderr.write(
-      `  ${r.label}: bookings → webhooks ${fmt(r.flow.deliveredPerSecond, 1)} events/s, p50 ${ms(r.flow.latency.p50)} ms; ` +
-        `drain ${fmt(r.drain.perSecond, 1)} events/s, p50 ${ms(r.drain.latency.p50)} ms\n`,
-    );
-  }
-  const problems = results.flatMap((r) => r.problems.map((p) => `${r.label}: ${p}`));
-  const section = [
-    '### Webhook events end to end: bookings → webhooks, and an outbox backlog drain',
-    '',
-    head,
-    '',
-    webhookSection(results),
-    ...(problems.length ? ['', `**Warning:** ${problems.join('; ')}.`] : []),
-  ].join('\n');
-  return { section, problems };
-}
-
-/** graphql-ws subscribers on one instance (PostgreSQL), with the in-process bus, then through Redis. */
-async function subscriptionsGroup(): Promise<{ section: string; problems: string[] }> {
-  const head = runLine('subscriptions');
-  const results: SubscriptionBenchResult[] = [];
-  for (const bus of ['in-process', 'Redis'] as const) {
-    const schema = scratchSchema('bench');
-    try {
-      process.stderr.write(`subscriptions: ${subscribers} subscribers, ${bus} bus\n`);
-      results.push(
-        await runSubscriptionBench({
-          label: `${bus} bus`,
-          serviceEnv: {
-            DATABASE_URL: databaseUrl,
-            DATABASE_SCHEMA: schema,
-            CHANNEL_ENV: 'production',
-            BOOKING_SYNC_INTERVAL_MS: '0',
-            SIMULATOR_SIZE: String(SIMULATOR_SIZE),
-            ...(bus === 'Redis' ? { REDIS_URL: redisUrl } : {}),
-          },
-          balance: FLOW_BALANCE,
-          subscribers,
-          bookings: subscriptionBookings,
-          properties: SIMULATOR_SIZE,
-          timeoutMs: 60_000,
-        }),
-      );
-    } finally {
-      await dropSchema(databaseUrl, schema);
-    }
-    const r = results[results.length - 1]!;
-    process.stderr.write(
-      `  ${r.connect.connected} connected in ${fmt(r.connect.seconds, 1)} s; p50 ${ms(r.latency.p50)} ms, p99 ${ms(r.latency.p99)} ms, ` +
-        `max ${ms(r.latency.max)} ms; received by ${r.minReceivedBy}\n`,
-    );
-  }
-  const problems = results.flatMap((r) => r.problems.map((p) => `${r.label}: ${p}`));
-  return {
-    section: [
-      `### ${fmt(subscribers, 0)} graphql-ws subscribers on one instance`,
-      '',
-      head,
-      '',
-      subscriptionSection(results),
-      ...(problems.length ? ['', `**Warning:** ${problems.join('; ')}.`] : []),
-    ].join('\n'),
-    problems,
+  const runners: Record<Group, () => Promise<GroupResult>> = {
+    http: () => httpGroup({ connections, duration, warmup, simulatorSize: SIMULATOR_SIZE, source, only: httpOnly }),
+    flow: () => flowGroup(source),
+    webhooks: () => webhooksGroup(source),
+    subscriptions: () => subscriptionsGroup(source),
   };
-}
-
-const RUNNERS: Record<Group, () => Promise<{ section: string; problems: string[] }>> = {
-  http: httpGroup,
-  flow: flowGroup,
-  webhooks: webhooksGroup,
-  subscriptions: subscriptionsGroup,
-};
-
-let failed = false;
-try {
-  for (const group of selectedGroups()) {
-    const { section, problems } = await RUNNERS[group]();
-    if (problems.length) failed = true;
+  let ok = true;
+  for (const group of groups) {
+    const { section, problems, objects } = await runners[group]();
+    if (problems.length) ok = false;
     process.stdout.write(`\n${section}\n`);
     writeReadme(group, section);
-    process.stderr.write(`\nwrote the ${group} figures into ${readmePath}\n`);
+    writeResults(group, complete(group, objects), group === 'http' && httpOnly.length < HTTP_SCENARIOS.length);
+    process.stderr.write(`\nwrote the ${group} figures into bench/README.md and bench/results.json\n`);
   }
+  return ok;
+}
+
+let failed = false;
+const started = Date.now();
+try {
+  failed = !(await main());
 } catch (error) {
   failed = true;
   console.error('bench failed:', error);
@@ -581,4 +613,5 @@ try {
   await stopAllChildren();
   await dropScratchSchemas(databaseUrl);
 }
+process.stderr.write(`bench: ${fmt((Date.now() - started) / 1000)} s in all\n`);
 process.exitCode = failed ? 1 : 0;

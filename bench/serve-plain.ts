@@ -1,29 +1,38 @@
 /**
- * Child process of `npm run bench`: a bare `node:http` server that answers every request with the
- * bytes of PLAIN_BODY_FILE, status PLAIN_STATUS and content-type PLAIN_CONTENT_TYPE (a request body,
- * if any, is read to its end first). Prints `{"port":…}` as one JSON line on stdout.
+ * Child process of `npm run bench`: the plain twin, a bare `node:http` server that answers each
+ * request with the service's own answer to it (bench/answers.ts, from the file TWIN_ANSWERS_FILE,
+ * looked up by method and URL): the same status, every header the service sent with the same
+ * names and values (per-request values such as the request id made afresh, Date and Keep-Alive by
+ * node:http as for the service), the same body. A request body, if any, is read to its end first.
+ * A request the file has no answer for gets a 404 (counted as non-2xx by the bench).
+ * Prints `{"port":…}` as one JSON line on stdout; answers `cpu` over IPC (process.cpuUsage()).
  */
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadAnswers } from './answers.js';
+import { answerRequests, wallNow } from './children.js';
 
-const file = process.env.PLAIN_BODY_FILE;
+const file = process.env.TWIN_ANSWERS_FILE;
 if (!file) {
-  console.error('serve-plain: PLAIN_BODY_FILE is required');
+  console.error('serve-plain: TWIN_ANSWERS_FILE is required');
   process.exit(2);
 }
-const body = readFileSync(file);
-const status = Number(process.env.PLAIN_STATUS ?? 200);
-const headers: Record<string, string | number> = { 'content-length': body.length };
-if (process.env.PLAIN_CONTENT_TYPE) headers['content-type'] = process.env.PLAIN_CONTENT_TYPE;
+const { keepAliveTimeoutMs, answers } = loadAnswers(file);
 
 const server = createServer((req, res) => {
   req.resume();
   req.once('end', () => {
-    res.writeHead(status, headers);
-    res.end(body);
+    const answer = answers.get(`${req.method} ${req.url}`);
+    if (!answer) {
+      res.writeHead(404, { 'content-length': 0 });
+      res.end();
+      return;
+    }
+    res.writeHead(answer.status, answer.headers());
+    res.end(answer.body());
   });
 });
+if (keepAliveTimeoutMs) server.keepAliveTimeout = keepAliveTimeoutMs;
 
 function stop(): void {
   server.close(() => process.exit(0));
@@ -31,6 +40,11 @@ function stop(): void {
 }
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);
+
+answerRequests(async (message) => {
+  if (message.cmd === 'cpu') return { ...process.cpuUsage(), at: wallNow() };
+  throw new Error(`unknown request ${message.cmd}`);
+});
 
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as AddressInfo;

@@ -2,7 +2,12 @@
  * Child process of `npm run bench`: starts the channel service (by default embedded PGlite in a
  * temporary directory; the bundled inventory simulator in-process), creates a channel (with rate
  * limits the load never reaches), and prints
- * `{"port":…,"apiKey":"…","channelId":"…"}` as one JSON line on stdout. Stops on SIGTERM / SIGINT.
+ * `{"port":…,"apiKey":"…","channelId":"…","simulatorUrl":…}` as one JSON line on stdout (simulatorUrl:
+ * the in-process simulator's address, null with UPSTREAM_URL). Stops on SIGTERM / SIGINT.
+ *
+ * The service's code comes from BENCH_SERVICE_DIR when set (another checkout, with its own
+ * node_modules; bench/service-dir.ts), else from this checkout: src/app.ts, src/config.ts and
+ * src/services/channels/index.ts are imported from there, and this process runs there.
  *
  * The service reads no variable of the caller's environment except, when given, the JSON object
  * BENCH_SERVICE_ENV, whose entries override the defaults below (run.ts passes DATABASE_URL,
@@ -35,10 +40,16 @@ import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
-import { createService } from '../src/app.js';
-import { answerRequests, wallNow } from './children.js';
-import { loadConfig } from '../src/config.js';
-import { createChannel } from '../src/services/channels/index.js';
+import { pathToFileURL } from 'node:url';
+import { answerRequests, serviceDir, wallNow } from './children.js';
+
+/** A module of the measured service's checkout (typed as this checkout's). */
+function serviceModule<T>(path: string): Promise<T> {
+  return import(pathToFileURL(join(serviceDir(), path)).href) as Promise<T>;
+}
+const { createService } = await serviceModule<typeof import('../src/app.js')>('src/app.ts');
+const { loadConfig } = await serviceModule<typeof import('../src/config.js')>('src/config.ts');
+const { createChannel } = await serviceModule<typeof import('../src/services/channels/index.js')>('src/services/channels/index.ts');
 
 const dataDir = mkdtempSync(join(tmpdir(), 'channel-bench-'));
 const overrides = JSON.parse(process.env.BENCH_SERVICE_ENV || '{}') as Record<string, string>;
@@ -77,7 +88,9 @@ try {
     data: { rateLimitSandbox: 1_000_000_000, rateLimitProduction: 1_000_000_000 },
   });
   answerRequests((message) => handle(message));
-  process.stdout.write(`${JSON.stringify({ port, apiKey: channel.api_key, channelId: channel.user_id })}\n`);
+  // The bundled simulator's address when it runs in this process (its /_control/stats, in sandbox).
+  const simulatorUrl = (service as { simulatorUrl?: string | null }).simulatorUrl ?? null;
+  process.stdout.write(`${JSON.stringify({ port, apiKey: channel.api_key, channelId: channel.user_id, simulatorUrl })}\n`);
 } catch (error) {
   console.error('serve-service: start failed', error);
   await stop(1);

@@ -16,7 +16,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { ask, profiled, startChild, stopChild } from './children.js';
 import { bookOnce } from './flow.js';
-import { percentiles, type Percentiles } from './webhooks.js';
+import { postgresCpu, type PostgresCpu } from './cpu.js';
+import { cpuUsed, percentiles, type Cpu, type Percentiles } from './webhooks.js';
 
 export interface SubscriptionBenchOptions {
   label: string;
@@ -27,6 +28,8 @@ export interface SubscriptionBenchOptions {
   bookings: number;
   properties: number;
   timeoutMs: number;
+  /** PostgreSQL, and the application_name of the service's sessions (in serviceEnv's DATABASE_URL), for its CPU. */
+  postgres?: { url: string; applicationName: string };
 }
 
 interface Memory {
@@ -57,6 +60,10 @@ export interface SubscriptionBenchResult {
   /** POST /bookings answered → last receipt of the booking's last event, ms, per booking. */
   afterAnswer: Percentiles;
   loopDelay: { mean: number; p99: number; max: number };
+  /** Service CPU over the measured bookings (their own work included): µs per delivery (one event to one subscriber) and per event. */
+  cpu: { usPerDelivery: number; usPerEvent: number; deliveries: number; postgres: PostgresCpu | null };
+  /** Per booking: its events' deliveries ÷ (last receipt − first occurredAt), averaged: the fan-out's pace. */
+  deliveriesPerSecond: number;
   memory: { before: Memory; after: Memory; afterFanOut: Memory; clients: Memory };
   otherMessages: Record<string, number>;
   problems: string[];
@@ -129,6 +136,9 @@ export async function runSubscriptionBench(options: SubscriptionBenchOptions): P
       await ask(clients.child, { cmd: 'reset' });
       await ask(service.child, { cmd: 'loopDelay', reset: true });
       const answered = new Map<string, number>();
+      const pg = options.postgres ? postgresCpu(options.postgres.url, options.postgres.applicationName) : undefined;
+      await pg?.start();
+      const cpu0 = await ask<Cpu>(service.child, { cmd: 'cpu' });
       await profiled(service.child, `subscriptions ${options.label}`, async () => {
         for (let i = 0; i < options.bookings; i++) {
           const b = await bookOnce({ ...book, flow });
@@ -140,6 +150,8 @@ export async function runSubscriptionBench(options: SubscriptionBenchOptions): P
           }
         }
       });
+      const cpu1 = await ask<Cpu>(service.child, { cmd: 'cpu' });
+      const postgres = (await pg?.stop()) ?? null;
       const loopDelay = await ask<{ mean: number; p99: number; max: number }>(service.child, { cmd: 'loopDelay' });
       const afterFanOut = await ask<Memory>(service.child, { cmd: 'memory' });
       const report = await ask<{ events: ReportEvent[]; otherMessages: Record<string, number>; closes: number }>(clients.child, { cmd: 'report' });
@@ -153,8 +165,11 @@ export async function runSubscriptionBench(options: SubscriptionBenchOptions): P
       const spreads: number[] = [];
       const firsts: number[] = [];
       const lastByBooking = new Map<string, number>();
+      const byBooking = new Map<string, { from: number; to: number; n: number }>();
+      let deliveries = 0;
       for (const event of report.events) {
         const occurred = Date.parse(event.occurredAt);
+        deliveries += event.receipts.length;
         let min = Number.POSITIVE_INFINITY;
         let max = 0;
         for (const at of event.receipts) {
@@ -165,7 +180,10 @@ export async function runSubscriptionBench(options: SubscriptionBenchOptions): P
         spreads.push(max - min);
         firsts.push(min - occurred);
         lastByBooking.set(event.bookingId, Math.max(lastByBooking.get(event.bookingId) ?? 0, max));
+        const b = byBooking.get(event.bookingId) ?? { from: occurred, to: max, n: 0 };
+        byBooking.set(event.bookingId, { from: Math.min(b.from, occurred), to: Math.max(b.to, max), n: b.n + event.receipts.length });
       }
+      const paces = [...byBooking.values()].filter((b) => b.to > b.from).map((b) => (b.n * 1000) / (b.to - b.from));
       const afterAnswer = [...answered].map(([id, at]) => (lastByBooking.get(id) ?? Number.NaN) - at);
       return {
         label: options.label,
@@ -179,6 +197,8 @@ export async function runSubscriptionBench(options: SubscriptionBenchOptions): P
         first: percentiles(firsts),
         afterAnswer: percentiles(afterAnswer),
         loopDelay,
+        cpu: { usPerDelivery: cpuUsed(cpu0, cpu1) / Math.max(1, deliveries), usPerEvent: cpuUsed(cpu0, cpu1) / Math.max(1, report.events.length), deliveries, postgres },
+        deliveriesPerSecond: paces.length ? paces.reduce((a, b) => a + b, 0) / paces.length : 0,
         memory: { before, after, afterFanOut, clients: clientMemory },
         otherMessages: report.otherMessages,
         problems,
@@ -200,24 +220,35 @@ function num(value: number, digits = 0): string {
 
 const MB = 1024 * 1024;
 
+function pgPerEvent(r: SubscriptionBenchResult): string {
+  const pg = r.cpu.postgres;
+  if (!pg) return '';
+  const per = (v: number | null) => (v === null ? 'n/a' : num(v / Math.max(1, r.events) / 1000, 1));
+  return `${per(pg.sessions)} / ${per(pg.server)}`;
+}
+
 /** The README block of the subscription scenario. */
 export function subscriptionSection(results: SubscriptionBenchResult[]): string {
   const first = results[0];
   if (!first) return '';
   return [
     `${num(first.subscribers)} graphql-ws connections from one client process (\`bench/ws-clients.ts\`) to one service process on ` +
-      'PostgreSQL (production), all subscribed to `bookingEvents { id type occurredAt booking { id status } }` of one channel; ' +
+      'PostgreSQL (production), all subscribed to `bookingEvents { id type occurredAt booking { bookingId status } }` of one channel; ' +
       `a probe booking that every subscriber must receive, then ${num(first.bookings)} measured bookings one at a time ` +
       '(each 2 events: reservation.created and reservation.confirmed, committed together), each waited for until every subscriber had both.',
     '',
-    '| Bus | Connected | Connect s | Events | Received by (fewest) | occurredAt → receipt p50 ms | p99 ms | max ms | first receipt p50 ms | first → last receipt p50 ms | booking answered → last receipt p50 ms | service event-loop delay max ms |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| Bus | Connected | Connect s | Events | Received by (fewest) | occurredAt → receipt p50 ms | p99 ms | max ms | first receipt p50 ms | first → last receipt p50 ms | booking answered → last receipt p50 ms | service event-loop delay max ms | deliveries/s during fan-out | service CPU µs/delivery | service CPU ms/event | PostgreSQL CPU ms/event (service\'s sessions / all) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map(
       (r) =>
         `| ${r.label} | ${num(r.connect.connected)} | ${num(r.connect.seconds, 1)} | ${num(r.events)} | ${num(r.minReceivedBy)} | ` +
         `${num(r.latency.p50, 1)} | ${num(r.latency.p99, 1)} | ${num(r.latency.max, 1)} | ${num(r.first.p50, 1)} | ${num(r.spread.p50, 1)} | ` +
-        `${num(r.afterAnswer.p50, 1)} | ${num(r.loopDelay.max, 0)} |`,
+        `${num(r.afterAnswer.p50, 1)} | ${num(r.loopDelay.max, 0)} | ${num(r.deliveriesPerSecond)} | ${num(r.cpu.usPerDelivery, 1)} | ${num(r.cpu.usPerEvent / 1000, 1)} | ${pgPerEvent(r)} |`,
     ),
+    '',
+    'Service CPU: `process.cpuUsage()` of the service process over the measured bookings (each booking\'s own requests included) ÷ ' +
+      'deliveries (one event to one subscriber), and ÷ events; PostgreSQL\'s over the same window, from /proc (the backends of the service\'s sessions / every PostgreSQL process), ÷ events. ' +
+      'Deliveries/s during fan-out: per booking, its events\' deliveries ÷ (last receipt − occurredAt), averaged.',
     '',
     'Memory of the service process, after two full collections (`--expose-gc`): before the subscribers connect, with them all ' +
       'subscribed (after the probe), and after the measured fan-outs; per subscriber = (with − before) ÷ subscribers.',

@@ -15,6 +15,7 @@
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { ask, profiled, startChild, stopChild, wallNow } from './children.js';
+import { postgresCpu, type PostgresCpu } from './cpu.js';
 import { runFlows, type FlowResult } from './flow.js';
 
 export interface WebhookBenchOptions {
@@ -68,6 +69,10 @@ export interface WebhookBenchResult {
     /** occurred_at → arrival, ms. */
     latency: Percentiles;
     stages: Stages;
+    /** Service CPU µs from the first booking to the last arrival ÷ events delivered (the bookings' own work included). */
+    cpuUsPerEvent: number;
+    /** PostgreSQL's CPU over the same window (PostgreSQL runs only). */
+    postgres: PostgresCpu | null;
   };
   drain: {
     events: number;
@@ -80,6 +85,10 @@ export interface WebhookBenchResult {
     firstMs: number;
     /** CPU time of the service process ÷ wall time during the drain (1 = one core busy). */
     cpuShare: number;
+    /** Service CPU µs over the drain ÷ deliveries received. */
+    cpuUsPerDelivery: number;
+    /** PostgreSQL's CPU over the drain (PostgreSQL runs only). */
+    postgres: PostgresCpu | null;
     /** Commit → arrival, ms. */
     latency: Percentiles;
     stages: Stages;
@@ -165,6 +174,11 @@ export interface Cpu {
 /** CPU time used between two `cpu` answers ÷ the wall time between them (1 = one core). */
 export function cpuShare(a: Cpu, b: Cpu): number {
   return (b.user - a.user + b.system - a.system) / 1000 / (b.at - a.at);
+}
+
+/** CPU µs used between two `cpu` answers. */
+export function cpuUsed(a: Cpu, b: Cpu): number {
+  return b.user - a.user + b.system - a.system;
 }
 
 export function percentiles(values: number[]): Percentiles {
@@ -259,6 +273,9 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
       // 1. bookings → webhooks.
       await ask(receiver.child, { cmd: 'reset' });
       const before = await outboxTotal(service.child);
+      const flowPg = databaseUrl && applicationName ? postgresCpu(databaseUrl, applicationName) : undefined;
+      await flowPg?.start();
+      const flowCpu0 = await ask<Cpu>(service.child, { cmd: 'cpu' });
       const started = wallNow();
       const flows = await profiled(service.child, `webhooks bookings ${options.label}`, () =>
         runFlows({ ...flowOptions, warmupSeconds: 0, seconds: options.seconds, firstFlow: nextFlow }),
@@ -268,6 +285,8 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
       if (!(await receiverHas(receiver.child, events * endpoints, options.timeoutMs))) {
         problems.push(`bookings → webhooks: not every event arrived within ${options.timeoutMs / 1000} s`);
       }
+      const flowCpu1 = await ask<Cpu>(service.child, { cmd: 'cpu' });
+      const flowPostgres = (await flowPg?.stop()) ?? null;
       const f = await ask<ReceiverReport>(receiver.child, { cmd: 'report' });
       const lastFlowArrival = f.arrivals.reduce((m, [a]) => Math.max(m, a), 0);
       const flowPart = {
@@ -280,6 +299,8 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
         deliveredPerSecond: f.unique / ((lastFlowArrival - started) / 1000),
         tailMs: lastFlowArrival - bookingsDone,
         latency: percentiles(f.arrivals.map(([a, o]) => a - o)),
+        cpuUsPerEvent: cpuUsed(flowCpu0, flowCpu1) / Math.max(1, f.unique),
+        postgres: flowPostgres,
       };
       const stepFailures = Object.entries(flows.steps).filter(([, s]) => s.failures.size);
       if (stepFailures.length) {
@@ -290,6 +311,8 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
       const drainStarted = wallNow();
       await ask(receiver.child, { cmd: 'reset' });
       const sampler = databaseUrl && applicationName ? sampleSessions(databaseUrl, applicationName) : undefined;
+      const drainPg = databaseUrl && applicationName ? postgresCpu(databaseUrl, applicationName) : undefined;
+      await drainPg?.start();
       const cpu0 = await ask<Cpu>(service.child, { cmd: 'cpu' });
       const { committedAt } = await profiled(service.child, `webhooks drain ${options.label}`, async () => {
         const inserted = await ask<{ inserted: number; committedAt: number }>(service.child, { cmd: 'outbox', count: options.backlog });
@@ -299,6 +322,7 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
         return inserted;
       });
       const cpu1 = await ask<Cpu>(service.child, { cmd: 'cpu' });
+      const drainPostgres = (await drainPg?.stop()) ?? null;
       const sessions = (await sampler?.stop()) ?? null;
       const d = await ask<ReceiverReport>(receiver.child, { cmd: 'report' });
       const fromCommit = d.arrivals.map(([a]) => a - committedAt);
@@ -311,6 +335,8 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
         perSecond: d.unique / (lastDrain / 1000),
         firstMs: fromCommit.reduce((m, v) => Math.min(m, v), Number.POSITIVE_INFINITY),
         cpuShare: cpuShare(cpu0, cpu1),
+        cpuUsPerDelivery: cpuUsed(cpu0, cpu1) / Math.max(1, d.unique),
+        postgres: drainPostgres,
         latency: percentiles(fromCommit),
       };
 
@@ -358,6 +384,13 @@ function num(value: number, digits = 0): string {
   return Number.isFinite(value) ? value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a';
 }
 
+/** PostgreSQL's CPU per unit, "sessions / all processes"; empty without PostgreSQL. */
+export function pgPer(cpu: PostgresCpu | null, units: number): string {
+  if (!cpu) return '';
+  const per = (v: number | null) => (v === null || units <= 0 ? 'n/a' : num(v / units));
+  return `${per(cpu.sessions)} / ${per(cpu.server)}`;
+}
+
 /** The README block of the webhook scenario. */
 export function webhookSection(results: WebhookBenchResult[]): string {
   const first = results[0];
@@ -372,25 +405,26 @@ export function webhookSection(results: WebhookBenchResult[]): string {
     '',
     '**Bookings → webhooks** (events written by real v1 bookings while the dispatcher delivers them):',
     '',
-    '| Service | Bookings/s | Events | Delivered | Events/s written | Events/s delivered | occurred_at → received p50 ms | p99 ms | max ms | last booking → last delivery ms |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| Service | Bookings/s | Events | Delivered | Events/s written | Events/s delivered | occurred_at → received p50 ms | p99 ms | max ms | last booking → last delivery ms | service CPU µs/event | PostgreSQL CPU µs/event (service\'s sessions / all) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map((r) => {
       const f = r.flow;
       return (
         `| ${r.label} | ${num(f.flows.flowsPerSecond, 1)} | ${num(f.events)} | ${num(f.delivered)} | ${num(f.producedPerSecond, 1)} | ` +
-        `${num(f.deliveredPerSecond, 1)} | ${num(f.latency.p50, 1)} | ${num(f.latency.p99, 1)} | ${num(f.latency.max, 1)} | ${num(f.tailMs, 1)} |`
+        `${num(f.deliveredPerSecond, 1)} | ${num(f.latency.p50, 1)} | ${num(f.latency.p99, 1)} | ${num(f.latency.max, 1)} | ${num(f.tailMs, 1)} | ` +
+        `${num(f.cpuUsPerEvent)} | ${pgPer(f.postgres, f.delivered)} |`
       );
     }),
     '',
     '**Outbox backlog drain** (the events committed at once, no other traffic; latencies from the commit):',
     '',
-    '| Service | Events | Delivered | Events/s | commit → first delivery ms | commit → received p50 ms | p99 ms | max ms (drain time) | service CPU (cores) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| Service | Events | Delivered | Events/s | commit → first delivery ms | commit → received p50 ms | p99 ms | max ms (drain time) | service CPU (cores) | service CPU µs/delivery | PostgreSQL CPU µs/delivery (service\'s sessions / all) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map((r) => {
       const d = r.drain;
       return (
         `| ${r.label} | ${num(d.events)} | ${num(d.delivered)} | ${num(d.perSecond, 1)} | ${num(d.firstMs, 1)} | ${num(d.latency.p50, 1)} | ` +
-        `${num(d.latency.p99, 1)} | ${num(d.latency.max, 1)} | ${num(d.cpuShare, 2)} |`
+        `${num(d.latency.p99, 1)} | ${num(d.latency.max, 1)} | ${num(d.cpuShare, 2)} | ${num(d.cpuUsPerDelivery)} | ${pgPer(d.postgres, d.delivered)} |`
       );
     }),
     '',

@@ -19,7 +19,9 @@
 import WebSocket from 'ws';
 import { answerRequests, wallNow } from './children.js';
 
-const QUERY = 'subscription { bookingEvents { id type occurredAt booking { id status } } }';
+// `bookingId` is the booking's REST id (a UUID), which the bookings made over REST are known by;
+// `id` is its global id since the graph became Relay's (issue 17).
+const QUERY = 'subscription { bookingEvents { id type occurredAt booking { bookingId status } } }';
 
 interface EventSeen {
   id: string;
@@ -44,7 +46,7 @@ function digest(): void {
   const batch = raw;
   raw = [];
   for (const [at, text] of batch) {
-    let message: { type?: string; payload?: { data?: { bookingEvents?: { id: string; type: string; occurredAt: string; booking?: { id: string } } }; errors?: unknown } };
+    let message: { type?: string; payload?: { data?: { bookingEvents?: { id: string; type: string; occurredAt: string; booking?: { bookingId: string } } }; errors?: unknown } };
     try {
       message = JSON.parse(text);
     } catch {
@@ -58,7 +60,7 @@ function digest(): void {
     }
     let seen = events.get(event.id);
     if (!seen) {
-      seen = { id: event.id, bookingId: event.booking?.id ?? '', type: event.type, occurredAt: event.occurredAt, receipts: [] };
+      seen = { id: event.id, bookingId: event.booking?.bookingId ?? '', type: event.type, occurredAt: event.occurredAt, receipts: [] };
       events.set(event.id, seen);
     }
     seen.receipts.push(at);
