@@ -1,11 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { buildClientSchema, getIntrospectionQuery, getNamedType, isObjectType, printSchema, type IntrospectionQuery } from 'graphql';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createGraphQL, servedSchema } from '../../src/graphql/index.js';
+import { servedSchema } from '../../src/graphql/index.js';
 import { SCOPES } from '../../src/services/access/index.js';
-import { cleanupEnv, testEnv } from '../helpers/service.js';
+import { apiKey, startTestService } from '../helpers/service.js';
 
 const checkedIn = () => readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8');
 
@@ -15,22 +13,19 @@ describe('schema.graphql', () => {
   });
 
   it('is what the server serves: introspection shows the same schema, @defer and @stream included', async () => {
-    const env = testEnv();
+    const t = await startTestService();
     try {
-      const { yoga } = createGraphQL({ config: loadConfig(env), logger: pino({ level: 'silent' }) });
+      const key = apiKey(await t.channel());
       const query = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true });
-      const res = await yoga.fetch('http://localhost/graphql', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query }),
-      });
-      const { data } = (await res.json()) as { data: IntrospectionQuery };
-      const introspected = buildClientSchema(data);
+      const res = await t.graphql(query, undefined, key);
+      expect(res.status).toBe(200);
+      expect(res.errors).toBeUndefined();
+      const introspected = buildClientSchema(res.data as unknown as IntrospectionQuery);
       expect(introspected.getDirective('defer')?.locations).toEqual(['FRAGMENT_SPREAD', 'INLINE_FRAGMENT']);
       expect(introspected.getDirective('stream')?.args.map((a) => a.name)).toEqual(['if', 'label', 'initialCount']);
       expect(`${printSchema(introspected)}\n`).toBe(checkedIn());
     } finally {
-      await cleanupEnv(env);
+      await t.close();
     }
   });
 
