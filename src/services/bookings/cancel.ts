@@ -85,7 +85,7 @@ export async function cancelBooking(ctx: RequestContext, id: string): Promise<Bo
   refuseCancel(booking);
   const now = deps.clock();
   const started = await transact(deps, (tx) =>
-    move(tx, booking, 'cancel_requested', { previousStatus: booking.status, cancelRequestedAt: now }, now),
+    move(tx, booking, 'cancel_requested', { previousStatus: booking.status, cancelRequestedAt: now, leaseOwner: deps.instanceId }, now),
   );
   if (!started) {
     refuseCancel(await getBooking(ctx, id));

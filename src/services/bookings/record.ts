@@ -1,5 +1,5 @@
 import type { Booking } from '../../generated/prisma/client.js';
-import { isVisible, type VisibleStatus } from './states.js';
+import { isVisible, readStatus, type VisibleStatus } from './states.js';
 import type { CancellationPolicyType } from '../catalog/index.js';
 
 export type { Booking };
@@ -39,6 +39,11 @@ export interface BookingRecord {
   cancellationFee: string | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/** A booking row as a partner reads it: its status as readStatus (states.ts) says; for reads only. */
+export function asRead(b: Booking): Booking {
+  return isVisible(b.status) ? b : { ...b, status: readStatus(b.status) };
 }
 
 export function toBookingRecord(b: Booking): BookingRecord {

@@ -139,3 +139,23 @@ export function pathTo(from: BookingStatus, to: BookingStatus): Trigger[] | null
 export function isVisible(status: BookingStatus): status is VisibleStatus {
   return (VISIBLE_STATUSES as readonly string[]).includes(status);
 }
+
+/**
+ * The status a partner reads (docs/decisions.md, "Reading a booking whose outcome is unknown"): its
+ * own, except that `processing` (the provider's answer is not in yet) reads `pending`, and `void`
+ * (the creation booked nothing) reads `failed`. So a booking that a BOOK_TOKEN_USED names is always
+ * there to read.
+ */
+export function readStatus(status: BookingStatus): VisibleStatus {
+  if (isVisible(status)) return status;
+  return status === 'processing' ? 'pending' : 'failed';
+}
+
+/**
+ * The statuses a list shows for its `status` filter: the visible ones, and `processing` as
+ * `pending`. Void attempts are not listed: they booked nothing (read by id, they are `failed`).
+ */
+export function listedStatuses(filter?: VisibleStatus): BookingStatus[] {
+  if (filter === undefined) return [...VISIBLE_STATUSES, 'processing'];
+  return filter === 'pending' ? ['pending', 'processing'] : [filter];
+}
