@@ -92,8 +92,8 @@ describe('an instance started again on the same database', () => {
     }
     const listed = await api.call('GET', '/bookings?status=pending');
     expect((await listed.json()).data.map((b: { id: string }) => b.id).sort()).toEqual([rowA.id, rowB.id].sort());
-    const gql = await first.graphql(`query($id: ID!) { booking(id: $id) { id status } }`, { id: rowA.id }, apiKey(who));
-    expect(gql.data).toEqual({ booking: { id: rowA.id, status: 'PENDING' } });
+    const gql = await first.graphql(`query($id: ID!) { booking(id: $id) { bookingId status } }`, { id: rowA.id }, apiKey(who));
+    expect(gql.data).toEqual({ booking: { bookingId: rowA.id, status: 'PENDING' } });
     const reservation = await api.call('GET', `/reservations/${rowA.id}`);
     expect(reservation.status).toBe(200);
     expect((await reservation.json()).data.status).toBe('pending');

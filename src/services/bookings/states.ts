@@ -5,7 +5,8 @@ import { ConflictError, VISIBLE_BOOKING_STATUSES, type VisibleBookingStatus } fr
  * The booking state machine (docs/spec/channel-api.md §3.1, docs/spec/DECISIONS.md), in one place. Every status change of a
  * booking goes through `transition()`, which refuses any move not in the table and names the
  * event the move writes. `processing` and `void` are internal: a booking the provider has not
- * answered for yet, and an attempt that booked nothing; partners never see either.
+ * answered for yet, and an attempt that booked nothing; partners read them as `pending` and
+ * `failed` (readStatus), never by their own names.
  */
 
 export type { BookingStatus };
@@ -14,7 +15,7 @@ export type { BookingStatus };
 export const VISIBLE_STATUSES = VISIBLE_BOOKING_STATUSES;
 export type VisibleStatus = VisibleBookingStatus;
 
-/** The statuses partners never see. */
+/** The statuses partners never see by their own names (readStatus maps them). */
 const INTERNAL_STATUSES = ['processing', 'void'] as const;
 
 // Every booking status is either visible or internal, and the database knows no other: a status
