@@ -92,8 +92,10 @@ describe('an instance started again on the same database', () => {
     }
     const listed = await api.call('GET', '/bookings?status=pending');
     expect((await listed.json()).data.map((b: { id: string }) => b.id).sort()).toEqual([rowA.id, rowB.id].sort());
-    const gql = await first.graphql(`query($id: ID!) { booking(id: $id) { bookingId status } }`, { id: rowA.id }, apiKey(who));
-    expect(gql.data).toEqual({ booking: { bookingId: rowA.id, status: 'PENDING' } });
+    // Nothing can be done to it yet: no cancellation quote (cancelling it is 404 until settled).
+    const gql = await first.graphql(`query($id: ID!) { booking(id: $id) { bookingId status cancellationQuote { refundAmount } } }`, { id: rowA.id }, apiKey(who));
+    expect(gql.data).toEqual({ booking: { bookingId: rowA.id, status: 'PENDING', cancellationQuote: null } });
+    expect((await api.cancel(rowA.id)).status).toBe(404);
     const reservation = await api.call('GET', `/reservations/${rowA.id}`);
     expect(reservation.status).toBe(200);
     expect((await reservation.json()).data.status).toBe('pending');

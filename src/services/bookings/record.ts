@@ -41,9 +41,20 @@ export interface BookingRecord {
   updatedAt: string;
 }
 
+/** The copies asRead made of bookings in flight or void. */
+const unsettled = new WeakSet<Booking>();
+
 /** A booking row as a partner reads it: its status as readStatus (states.ts) says; for reads only. */
 export function asRead(b: Booking): Booking {
-  return isVisible(b.status) ? b : { ...b, status: readStatus(b.status) };
+  if (isVisible(b.status)) return b;
+  const read = { ...b, status: readStatus(b.status) };
+  unsettled.add(read);
+  return read;
+}
+
+/** True for what asRead made of a booking in flight or void: it reads pending or failed, but nothing can be done to it yet. */
+export function isUnsettled(b: Booking): boolean {
+  return unsettled.has(b);
 }
 
 export function toBookingRecord(b: Booking): BookingRecord {
