@@ -1,7 +1,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recoverInFlight } from '../../src/services/bookings/index.js';
+import { recoverInFlight, requestLeaseMs } from '../../src/services/bookings/index.js';
+import { runBookingSync } from '../../src/services/reservations/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { bookAtProvider, channelState, checkInvariants, insertProcessingBooking } from '../helpers/bookingInvariants.js';
@@ -31,15 +32,15 @@ afterAll(async () => {
   await simulator?.close();
 });
 
-/** Reads the booking through the partner's API until its status is not `pending`, for up to `ms`. */
-async function settledRead(api: ReturnType<typeof v1>, id: string, ms: number): Promise<{ status: string; elapsedMs: number }> {
+/** Reads the booking through the partner's API until its status is no longer `from`, for up to `ms`. */
+async function settledRead(api: ReturnType<typeof v1>, id: string, ms: number, from = 'pending'): Promise<{ status: string; elapsedMs: number }> {
   const started = performance.now();
   for (;;) {
     const res = await api.get(id);
     expect(res.status).toBe(200);
     const { status } = (await res.json()).data;
     const elapsedMs = performance.now() - started;
-    if (status !== 'pending' || elapsedMs > ms) return { status, elapsedMs };
+    if (status !== from || elapsedMs > ms) return { status, elapsedMs };
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -63,6 +64,7 @@ describe('an instance started again on the same database', () => {
     const offerA = await api.offer({ checkin: day(30), checkout: day(31) });
     const offerB = await api.offer({ checkin: day(32), checkout: day(33) });
     const offerC = await api.offer({ checkin: day(34), checkout: day(35), policy: 'flexible' });
+    const offerD = await api.offer({ checkin: day(36), checkout: day(37) });
     const owner = first.service.deps.instanceId;
     const now = first.service.deps.clock();
 
@@ -71,6 +73,8 @@ describe('an instance started again on the same database', () => {
     const rowA = await insertProcessingBooking(first, who, offerA.bookToken, { createdAt: now, charged: true, leaseOwner: owner });
     expect((await bookAtProvider(simulator.url, rowA)).status).toBe(201);
     const rowB = await insertProcessingBooking(first, who, offerB.bookToken, { createdAt: now, charged: true, leaseOwner: owner });
+    // D has no owner, as a row written before owners were recorded: it keeps the request lease.
+    const rowD = await insertProcessingBooking(first, who, offerD.bookToken, { createdAt: now, charged: true });
     const booked = await api.book({ book_token: offerC.bookToken, ...booker });
     expect(booked.status).toBe(201);
     const rowC = (await booked.json()).data;
@@ -91,7 +95,7 @@ describe('an instance started again on the same database', () => {
       expect((await read.json()).data).toMatchObject({ id, status: 'pending' });
     }
     const listed = await api.call('GET', '/bookings?status=pending');
-    expect((await listed.json()).data.map((b: { id: string }) => b.id).sort()).toEqual([rowA.id, rowB.id].sort());
+    expect((await listed.json()).data.map((b: { id: string }) => b.id).sort()).toEqual([rowA.id, rowB.id, rowD.id].sort());
     // Nothing can be done to it yet: no cancellation quote (cancelling it is 404 until settled).
     const gql = await first.graphql(`query($id: ID!) { booking(id: $id) { bookingId status cancellationQuote { refundAmount } } }`, { id: rowA.id }, apiKey(who));
     expect(gql.data).toEqual({ booking: { bookingId: rowA.id, status: 'PENDING', cancellationQuote: null } });
@@ -103,19 +107,26 @@ describe('an instance started again on the same database', () => {
     // Its owner is alive: nobody takes the rows over.
     expect((await recoverInFlight(first.service.deps)).settled).toBe(0);
     expect((await api.get(rowA.id)).status).toBe(200);
-    expect((await channelState(first, who.user_id)).bookings.map((b) => b.status).sort()).toEqual(['cancelling', 'processing', 'processing']);
+    expect((await channelState(first, who.user_id)).bookings.map((b) => b.status).sort()).toEqual(['cancelling', 'processing', 'processing', 'processing']);
 
     // The instance goes away (its liveness lock with it) and starts again; the start's recovery
     // pass settles everything, with no wait (the next pass would be an hour later).
     await first.close();
     first = undefined;
-    second = await startTestServiceOn({ ...env, BOOKING_RECOVERY_INTERVAL_MS: HOUR });
+    let offsetMs = 0;
+    second = await startTestServiceOn({ ...env, BOOKING_RECOVERY_INTERVAL_MS: HOUR }, { clock: () => new Date(Date.now() + offsetMs) });
     const again = v1(second, who);
     const a = await settledRead(again, rowA.id, 5_000);
     expect(a.status).toBe('confirmed');
     expect((await settledRead(again, rowB.id, 5_000)).status).toBe('failed');
-    const c = await again.get(rowC.id);
-    expect((await c.json()).data.status).toBe('cancelled');
+    expect((await settledRead(again, rowC.id, 5_000, 'cancelling')).status).toBe('cancelled');
+
+    // The row without an owner is still the sweeper's, once the request lease has passed.
+    expect((await channelState(second, who.user_id)).bookings.find((b) => b.id === rowD.id)?.status).toBe('processing');
+    offsetMs = requestLeaseMs(second.service.deps) + 1_000;
+    await runBookingSync(second.service.deps);
+    offsetMs = 0;
+    expect((await (await again.get(rowD.id)).json()).data.status).toBe('failed');
 
     const state = await checkInvariants(second, who.user_id);
     expect(state.bookings.find((b) => b.id === rowA.id)).toMatchObject({ status: 'confirmed', leaseOwner: null });
@@ -131,6 +142,7 @@ describe('an instance started again on the same database', () => {
     expect(list).toContain(rowA.id);
     expect(list).not.toContain(rowB.id);
     expect((await again.book({ book_token: offerB.bookToken, ...booker })).status).toBe(201);
+    expect(list).not.toContain(rowD.id);
     await checkInvariants(second, who.user_id);
   }, 180_000);
 });
