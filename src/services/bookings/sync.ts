@@ -117,7 +117,7 @@ async function settleInFlight(deps: AppDeps, booking: Booking, now: Date): Promi
  * this instance is such an owner too). Rows of a living owner stay with it (and, should its request
  * have died without the process, the sweeper's request lease still settles them); rows without an
  * owner (written before owners were recorded) are the sweeper's. The service runs it at start and
- * every BOOKING_RECOVERY_INTERVAL_MS (jobs.ts). Returns how many rows it settled.
+ * every BOOKING_RECOVERY_INTERVAL_MS (jobs.ts). Returns the report (settled: rows taken over).
  */
 export async function recoverInFlight(deps: AppDeps, report: SyncReport = newSyncReport()): Promise<SyncReport> {
   const { prisma } = deps.db;
