@@ -20,6 +20,8 @@ export interface DispatchWork {
   drain(): Promise<void>;
   /** Waits for the work in flight. */
   settle(): Promise<void>;
+  /** New outbox events were committed (a notification): the next round must read the outbox. */
+  outboxChanged(): void;
 }
 
 export class Dispatcher {
@@ -44,7 +46,10 @@ export class Dispatcher {
     const schema = this.deps.config.databaseUrl ? this.deps.config.databaseSchema : null;
     // Never fails: without notifications (for now) polling still delivers.
     this.unlisten = await this.deps.db.listen('outbox_events', (payload) => {
-      if (schema === null || payload === schema) this.wake();
+      if (schema === null || payload === schema) {
+        this.work.outboxChanged();
+        this.wake();
+      }
     });
     this.loop = this.run();
   }

@@ -19,7 +19,10 @@ import { fanOut, type BookingEventMessage } from './fanOut.js';
  * 3. `attemptDelivery` POSTs the body signed per Standard Webhooks (the `standardwebhooks`
  *    library) and records the attempt; the delivery is then delivered, scheduled again (the retry
  *    schedule, with jitter) or failed. An attempt finishing after its lease was taken over changes
- *    nothing but the log.
+ *    nothing but the log. Successes are recorded in batches (outcomes.ts, `OutcomeRecorder`): the
+ *    attempts that finish while one batch is written go into the next statement, and the
+ *    endpoint's `last_success_at` is written at most once a second; when a batch commits, its
+ *    attempts free their slots together and the next round claims for all of them at once.
  * 4. `purgeDeliveries` deletes delivered and failed deliveries DELIVERY_RETENTION_MS after their
  *    last attempt.
  */
@@ -34,6 +37,9 @@ const FAN_OUT_BATCH = 500;
  */
 export class DeliveryWork {
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** Whether the outbox may hold unpublished events; the first round always looks. */
+  private outboxDirty = true;
+  private lastFanOut = 0;
 
   constructor(
     private readonly deps: AppDeps,
@@ -41,10 +47,25 @@ export class DeliveryWork {
     private readonly attemptSettled: () => void,
   ) {}
 
-  /** One round: publish new events, start due attempts. True when there may be more work at once. */
+  /**
+   * One round: publish new events, start due attempts. True when there may be more work at once.
+   * The outbox is read only when it may hold something: after a notification (outboxChanged), when
+   * the last fan-out filled its batch, and at least every EVENTS_POLL_INTERVAL_MS (a lost
+   * notification); a round woken by attempts finishing only claims.
+   */
   async round(): Promise<boolean> {
     const { deps } = this;
-    const published = await fanOut(deps, FAN_OUT_BATCH);
+    let published: BookingEventMessage[] = [];
+    const nowMs = Date.now();
+    if (this.outboxDirty || nowMs - this.lastFanOut >= deps.config.events.pollIntervalMs) {
+      this.outboxDirty = false;
+      this.lastFanOut = nowMs;
+      published = await fanOut(deps, FAN_OUT_BATCH).catch((error: unknown) => {
+        this.outboxDirty = true;
+        throw error;
+      });
+      if (published.length === FAN_OUT_BATCH) this.outboxDirty = true;
+    }
     for (const event of published) {
       try {
         this.bus.publish(event);
@@ -70,8 +91,14 @@ export class DeliveryWork {
     return published.length === FAN_OUT_BATCH || (free > 0 && claimed === free);
   }
 
+  /** New outbox events were committed (a notification): the next round reads the outbox. */
+  outboxChanged(): void {
+    this.outboxDirty = true;
+  }
+
   /** Runs rounds until nothing is published or due and no attempt is in flight (tests, benchmarks). */
   async drain(): Promise<void> {
+    this.outboxDirty = true;
     for (;;) {
       const more = await this.round();
       if (more) continue;
