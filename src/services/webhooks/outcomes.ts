@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { ClaimedDelivery } from './claims.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -36,23 +36,51 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** Outcomes taken for one statement (OutcomeRecorder.prepare). */
+export interface OutcomeBatch {
+  size: number;
+  /** The delivery ids whose outcomes it records. */
+  deliveryIds: string[];
+  /**
+   * The statement's common table expressions that record them: `outcome` (the rows: delivery_id,
+   * lease_id, ...), then the attempts logged, the deliveries whose lease is still the attempt's
+   * marked delivered, and last_success_at of the endpoints due a write. To be followed by a comma
+   * and more CTEs (or a final SELECT).
+   */
+  ctes: Prisma.Sql;
+  /** The statement committed: resolves each outcome's `success`. */
+  done(): void;
+  /** The statement failed: records each outcome alone (only the failing ones are rejected). */
+  failed(): Promise<void>;
+}
+
+/** Who writes the batches while a dispatcher runs: its next round, with its claim (DeliveryWork). */
+export interface OutcomeFlusher {
+  /** Outcomes are waiting: run a round soon. */
+  outcomesWaiting(): void;
+}
+
 /**
  * Records the successful attempts of one instance (pings' and the dispatcher's alike) in batches:
- * the outcomes that arrive while a batch is being written go together into the next one, in one
- * statement (one round trip, one commit: the attempts logged, the deliveries delivered where the
- * lease is still theirs). Nothing waits for a timer: a lone outcome is written at once, and a
- * burst makes bigger batches. `success` resolves once its outcome is committed.
+ * the outcomes that arrive while a statement is under way go together into the next one (one
+ * round trip, one commit: the attempts logged, the deliveries delivered where the lease is still
+ * theirs). Nothing waits for a timer: a lone outcome is written at once, and a burst makes bigger
+ * batches. While this instance's dispatcher runs, its rounds write the batches in the statement
+ * that claims the next due deliveries (claims.ts), so a batch and the claim of the slots it frees
+ * are one round trip; otherwise (no dispatcher, or stopping) the recorder writes them itself.
+ * `success` resolves once its outcome is committed.
  *
  * The endpoint's `last_success_at` is shared by all its deliveries, so it is not written with
- * every success: the first success of an endpoint not written in the last LAST_SUCCESS_EVERY_MS
- * goes into the batch's statement, and the later ones are kept in memory and written together at
- * most LAST_SUCCESS_EVERY_MS after the previous write (so the field is never more than that late).
- * Nothing serialises on the endpoint's row: its deliveries commit together, not one at a time.
+ * every success: the first success of an endpoint not written by this instance in the last
+ * LAST_SUCCESS_EVERY_MS goes into the batch's statement, and the later ones are kept in memory and
+ * written together LAST_SUCCESS_EVERY_MS after the previous write (so the field is never more
+ * than that late). Nothing serialises on the endpoint's row.
  */
 export class OutcomeRecorder {
   private queue: Pending[] = [];
   private flushing = false;
   private scheduled = false;
+  private flusher: OutcomeFlusher | undefined;
   /** When this instance last wrote each endpoint's last_success_at (ms). */
   private readonly written = new Map<string, number>();
   /** Successes not yet written: endpoint → the latest one's time. */
@@ -89,74 +117,36 @@ export class OutcomeRecorder {
     });
   }
 
-  /** Writes the successes kept in memory (on shutdown). */
-  async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.deferredWrite;
-    await this.writeDeferred(true);
+  /** Outcomes waiting to be written. */
+  get waiting(): number {
+    return this.queue.length;
   }
 
-  private schedule(): void {
-    if (this.flushing || this.scheduled) return;
-    this.scheduled = true;
-    // The outcomes given in the same turn go into one batch.
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.flush();
-    });
+  /** Lets `flusher` write the batches (a running dispatcher), or takes the job back (undefined). */
+  attach(flusher: OutcomeFlusher | undefined): void {
+    this.flusher = flusher;
+    if (this.queue.length) this.schedule();
   }
 
-  private async flush(): Promise<void> {
-    if (this.flushing || !this.queue.length) return;
-    this.flushing = true;
-    const batch = this.queue.splice(0, MAX_BATCH);
-    try {
-      await this.write(batch);
-    } finally {
-      this.flushing = false;
-      if (this.queue.length) this.schedule();
-    }
+  /**
+   * Takes the waiting outcomes (up to MAX_BATCH) for a statement of the caller's, at `now`; null
+   * when none wait. The caller runs `ctes` in one statement and calls `done` or `failed`.
+   */
+  prepare(now: Date): OutcomeBatch | null {
+    if (!this.queue.length) return null;
+    return this.build(this.queue.splice(0, MAX_BATCH), now);
   }
 
-  private async write(batch: Pending[]): Promise<void> {
-    const now = this.clock();
+  private build(batch: Pending[], now: Date): OutcomeBatch {
     const nowMs = now.getTime();
-    // Endpoints whose last_success_at this statement may write (not written within the interval).
+    // Endpoints whose last_success_at this statement writes (not written within the interval).
     const writeNow = new Set<string>();
     for (const { endpointId } of batch) {
       if (nowMs - (this.written.get(endpointId) ?? Number.NEGATIVE_INFINITY) >= LAST_SUCCESS_EVERY_MS) writeNow.add(endpointId);
     }
-    let delivered: string[];
-    try {
-      delivered = await this.statement(batch, now, [...writeNow]);
-    } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
-        return;
-      }
-      // One outcome can fail the statement (its webhook was deleted meanwhile: a foreign key):
-      // each is then written alone, so only that one fails.
-      await Promise.all(batch.map((one) => this.write([one])));
-      return;
-    }
-    for (const endpointId of writeNow) this.written.set(endpointId, nowMs);
-    for (const endpointId of new Set(delivered)) {
-      if (!writeNow.has(endpointId)) this.defer(endpointId, now);
-    }
-    for (const one of batch) one.resolve();
-  }
-
-  /**
-   * One statement: the attempts logged, the deliveries whose lease is still this attempt's marked
-   * delivered, and last_success_at of the delivered ones' endpoints in `writeNow` (never moved
-   * back). Returns the endpoint of each delivery it marked delivered.
-   */
-  private async statement(batch: Pending[], now: Date, writeNow: string[]): Promise<string[]> {
     const rows = JSON.stringify(batch.map((p) => p.row));
-    const result = await this.prisma.$queryRaw<{ endpoint_id: string }[]>`
-      WITH outcome AS (
+    const ctes = Prisma.sql`
+      outcome AS (
         SELECT * FROM json_to_recordset(${rows}::json) AS o(id uuid, delivery_id uuid, lease_id uuid, attempt int,
           started_at timestamptz, duration_ms int, status_code int, response_body text)
       ), attempt AS (
@@ -170,11 +160,87 @@ export class OutcomeRecorder {
       ), endpoint AS (
         UPDATE webhook_endpoints SET last_success_at = ${now}
         WHERE id IN (SELECT endpoint_id FROM delivered)
-          AND id = ANY(${writeNow}::text[]::uuid[])
+          AND id = ANY(${[...writeNow]}::text[]::uuid[])
           AND (last_success_at IS NULL OR last_success_at < ${now})
-      )
-      SELECT endpoint_id::text AS endpoint_id FROM delivered`;
-    return result.map((r) => r.endpoint_id);
+      )`;
+    return {
+      size: batch.length,
+      deliveryIds: batch.map((p) => p.row.delivery_id),
+      ctes,
+      done: () => {
+        for (const endpointId of writeNow) this.written.set(endpointId, nowMs);
+        for (const { endpointId } of batch) {
+          if (!writeNow.has(endpointId)) this.defer(endpointId, now);
+        }
+        for (const one of batch) one.resolve();
+      },
+      failed: async () => {
+        if (batch.length === 1) {
+          await this.writeAlone(batch);
+          return;
+        }
+        // One outcome can fail the statement (its webhook was deleted meanwhile: a foreign key):
+        // each is then written alone, so only that one fails.
+        await Promise.all(batch.map((one) => this.writeAlone([one])));
+      },
+    };
+  }
+
+  /** Writes the successes kept in memory (on shutdown). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.deferredWrite;
+    await this.writeDeferred(true);
+  }
+
+  private schedule(): void {
+    if (this.flusher) {
+      this.flusher.outcomesWaiting();
+      return;
+    }
+    if (this.flushing || this.scheduled) return;
+    this.scheduled = true;
+    // The outcomes given in the same turn go into one batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing || this.flusher || !this.queue.length) return;
+    this.flushing = true;
+    try {
+      const batch = this.prepare(this.clock());
+      if (batch) await this.run(batch);
+    } finally {
+      this.flushing = false;
+      if (this.queue.length) this.schedule();
+    }
+  }
+
+  private async run(batch: OutcomeBatch): Promise<void> {
+    try {
+      await this.prisma.$executeRaw`WITH ${batch.ctes} SELECT 1`;
+    } catch {
+      await batch.failed();
+      return;
+    }
+    batch.done();
+  }
+
+  /** One outcome in a statement of its own: resolves or rejects it. */
+  private async writeAlone(one: Pending[]): Promise<void> {
+    const batch = this.build(one, this.clock());
+    try {
+      await this.prisma.$executeRaw`WITH ${batch.ctes} SELECT 1`;
+    } catch (error) {
+      for (const p of one) p.reject(error);
+      return;
+    }
+    batch.done();
   }
 
   private defer(endpointId: string, at: Date): void {
