@@ -48,6 +48,7 @@ export class DeliveryWork implements OutcomeFlusher {
   private lastClaim = 0;
   /** Attempts whose slot a claim already counted free (their outcome was recorded by it). */
   private readonly credited = new Set<string>();
+  private roundAsked = false;
 
   constructor(
     private readonly deps: AppDeps,
@@ -60,9 +61,18 @@ export class DeliveryWork implements OutcomeFlusher {
     this.deps.webhookOutcomes.attach(this);
   }
 
-  /** Outcomes wait to be recorded: a round records them with the next claim. */
+  /**
+   * Outcomes wait to be recorded: a round records them with the next claim. It starts after the
+   * answers that have already come in are read (setImmediate runs after this turn's I/O), so the
+   * outcomes of one burst of answers share its statement.
+   */
   outcomesWaiting(): void {
-    this.wakeUp();
+    if (this.roundAsked) return;
+    this.roundAsked = true;
+    setImmediate(() => {
+      this.roundAsked = false;
+      this.wakeUp();
+    });
   }
 
   /**
