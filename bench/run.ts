@@ -422,7 +422,7 @@ async function webhooksGroup(source: ServiceSource): Promise<GroupResult> {
   for (const { r } of results) {
     process.stderr.write(
       `  ${r.label}: bookings → webhooks ${fmt(r.flow.deliveredPerSecond, 1)} events/s, p50 ${ms(r.flow.latency.p50)} ms, CPU ${micros(r.flow.cpuUsPerEvent)} µs/event; ` +
-        `drain ${fmt(r.drain.perSecond, 1)} events/s, p50 ${ms(r.drain.latency.p50)} ms, CPU ${micros(r.drain.cpuUsPerDelivery)} µs/delivery` +
+        `drain ${fmt(r.drain.perSecond, 1)} deliveries/s (${fmt(r.drain.verified, 0)} signatures valid), p50 ${ms(r.drain.latency.p50)} ms, CPU ${micros(r.drain.cpuUsPerDelivery)} µs/delivery` +
         `${r.drain.postgres ? `, PostgreSQL ${pgPer(r.drain.postgres, r.drain.delivered)} µs/delivery` : ''}\n`,
     );
   }
@@ -472,8 +472,17 @@ async function webhooksGroup(source: ServiceSource): Promise<GroupResult> {
         cpuUsPerUnit: { process: r.drain.cpuUsPerDelivery, ...perPg(r.drain.postgres, r.drain.delivered) },
         ratios: vsBaseline(drainScenario, r.label, r.drain.perSecond),
         count: r.drain.delivered,
-        failures: r.drain.deliveries - r.drain.delivered,
-        details: { cpuCores: r.drain.cpuShare, firstDeliveryMs: r.drain.firstMs, verified: r.receiver.verified, badSignatures: r.receiver.badSignatures },
+        failures: r.drain.deliveries - r.drain.delivered + r.drain.badSignatures,
+        details: {
+          cpuCores: r.drain.cpuShare,
+          firstDeliveryMs: r.drain.firstMs,
+          deliveries: r.drain.deliveries,
+          deliveriesPerSecond: r.drain.perSecond,
+          drainVerified: r.drain.verified,
+          drainBadSignatures: r.drain.badSignatures,
+          verified: r.receiver.verified,
+          badSignatures: r.receiver.badSignatures,
+        },
         service: service(source),
         loadAverage: load,
         settings,

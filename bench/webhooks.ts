@@ -92,6 +92,9 @@ export interface WebhookBenchResult {
     /** Commit → arrival, ms. */
     latency: Percentiles;
     stages: Stages;
+    /** Requests of the drain whose Standard Webhooks signature verified, and those that did not. */
+    verified: number;
+    badSignatures: number;
   };
   receiver: { received: number; duplicates: number; verified: number; badSignatures: number; badBodies: number };
   deliveries: { status: string; n: number; attempts: number }[];
@@ -338,7 +341,10 @@ export async function runWebhookBench(options: WebhookBenchOptions): Promise<Web
         cpuUsPerDelivery: cpuUsed(cpu0, cpu1) / Math.max(1, d.unique),
         postgres: drainPostgres,
         latency: percentiles(fromCommit),
+        verified: d.verified,
+        badSignatures: d.badSignatures,
       };
+      if (d.verified < d.unique) problems.push(`backlog drain: ${d.unique - d.verified} deliveries without a valid signature`);
 
       // The last attempts may still be recording their outcome: wait (briefly) for none to be pending.
       let deliveries: { status: string; n: number; attempts: number }[] = [];
@@ -416,14 +422,15 @@ export function webhookSection(results: WebhookBenchResult[]): string {
       );
     }),
     '',
-    '**Outbox backlog drain** (the events committed at once, no other traffic; latencies from the commit):',
+    '**Outbox backlog drain** (the events committed at once, no other traffic; latencies from the commit; one delivery per event and webhook, ' +
+      'each signature checked by the receiver):',
     '',
-    '| Service | Events | Delivered | Events/s | commit → first delivery ms | commit → received p50 ms | p99 ms | max ms (drain time) | service CPU (cores) | service CPU µs/delivery | PostgreSQL CPU µs/delivery (service\'s sessions / all) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| Service | Events | Deliveries received | Deliveries/s | valid signatures | commit → first delivery ms | commit → received p50 ms | p99 ms | max ms (drain time) | service CPU (cores) | service CPU µs/delivery | PostgreSQL CPU µs/delivery (service\'s sessions / all) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map((r) => {
       const d = r.drain;
       return (
-        `| ${r.label} | ${num(d.events)} | ${num(d.delivered)} | ${num(d.perSecond, 1)} | ${num(d.firstMs, 1)} | ${num(d.latency.p50, 1)} | ` +
+        `| ${r.label} | ${num(d.events)} | ${num(d.delivered)} | ${num(d.perSecond, 1)} | ${num(d.verified)} | ${num(d.firstMs, 1)} | ${num(d.latency.p50, 1)} | ` +
         `${num(d.latency.p99, 1)} | ${num(d.latency.max, 1)} | ${num(d.cpuShare, 2)} | ${num(d.cpuUsPerDelivery)} | ${pgPer(d.postgres, d.delivered)} |`
       );
     }),

@@ -121,6 +121,7 @@ export async function createService(config: Config, options: { logger?: Logger; 
       if (server) await closeHttp(server, config.shutdownTimeoutMs);
       ws?.close();
       await jobs.stop();
+      await deps.webhookOutcomes.close();
       await deps.webhookSender.close();
       await yoga.dispose();
       await upstream.close();

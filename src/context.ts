@@ -8,7 +8,7 @@ import type { UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import type { AppError } from './services/kernel/index.js';
 import type { AvailabilityCache } from './services/search/index.js';
-import type { WebhookSender } from './services/webhooks/index.js';
+import type { OutcomeRecorder, WebhookSender } from './services/webhooks/index.js';
 import type { EventBus } from './events/bus.js';
 import type { CredentialChanges } from './events/credentialChanges.js';
 
@@ -38,6 +38,8 @@ export interface AppDeps {
   readonly events: EventBus;
   /** Signs and sends webhook attempts. */
   readonly webhookSender: WebhookSender;
+  /** Records successful webhook attempts in batches, and endpoints' last success at most once a second. */
+  readonly webhookOutcomes: OutcomeRecorder;
   /** Asks this instance's outbox dispatcher to look for work now (a replay, a re-enabled webhook). */
   readonly dispatcher: { wake(): void };
   readonly limiters: {

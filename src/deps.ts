@@ -12,7 +12,7 @@ import { ChannelRateLimits, createCredentialCache, createRateLimiter, TokenSigne
 import { PropertyCatalog } from './services/catalog/index.js';
 import { checkEnvironment, claimEnvironment } from './services/kernel/index.js';
 import { AvailabilityCache } from './services/search/index.js';
-import { DeliveryWork, WebhookSender } from './services/webhooks/index.js';
+import { DeliveryWork, OutcomeRecorder, WebhookSender } from './services/webhooks/index.js';
 import { startSimulator, type RunningSimulator } from './simulator/server.js';
 import { UpstreamClient } from './upstream/client.js';
 
@@ -102,6 +102,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       allowPrivateUrls: config.webhooks.allowPrivateUrls,
       connections: config.webhooks.concurrency,
     }),
+    webhookOutcomes: new OutcomeRecorder(db.prisma, clock, logger),
     dispatcher: { wake: () => dispatcher?.wake() },
     limiters: {
       oauthToken: createRateLimiter({ name: 'oauth-token', points: 20, durationSeconds: 60, redis }),

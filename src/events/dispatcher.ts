@@ -20,6 +20,12 @@ export interface DispatchWork {
   drain(): Promise<void>;
   /** Waits for the work in flight. */
   settle(): Promise<void>;
+  /** New outbox events were committed (a notification): the next round must read the outbox. */
+  outboxChanged(): void;
+  /** Something changed elsewhere (a replay, an enabled webhook): the next round looks at everything. */
+  lookAgain(): void;
+  /** The loop runs (rounds will come when woken). */
+  start(): void;
 }
 
 export class Dispatcher {
@@ -35,7 +41,7 @@ export class Dispatcher {
     private readonly deps: AppDeps,
     work: (wake: () => void) => DispatchWork,
   ) {
-    this.work = work(() => this.wake());
+    this.work = work(() => this.resume());
   }
 
   async start(): Promise<void> {
@@ -44,12 +50,23 @@ export class Dispatcher {
     const schema = this.deps.config.databaseUrl ? this.deps.config.databaseSchema : null;
     // Never fails: without notifications (for now) polling still delivers.
     this.unlisten = await this.deps.db.listen('outbox_events', (payload) => {
-      if (schema === null || payload === schema) this.wake();
+      if (schema === null || payload === schema) {
+        this.work.outboxChanged();
+        this.resume();
+      }
     });
+    this.work.start();
     this.loop = this.run();
   }
 
+  /** Look for work now: a replay, a re-enabled webhook. */
   wake(): void {
+    this.work.lookAgain();
+    this.resume();
+  }
+
+  /** Runs a round soon (the work's own events: an attempt finished, outcomes wait). */
+  private resume(): void {
     this.woken = true;
     this.wakeUp?.();
   }
@@ -58,7 +75,7 @@ export class Dispatcher {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    this.wake();
+    this.resume();
     await this.loop;
     await this.work.settle();
     await this.unlisten?.();

@@ -626,8 +626,9 @@ describe('production: the address is checked again when connecting', () => {
 describe('a webhook changed while its events fan out', () => {
   /**
    * Runs a fan-out of the manual service in which `meanwhile` starts on another connection right
-   * after the fan-out has read the endpoints (its third query), while the fan-out takes its time
-   * to write. Resolves with the fan-out's events and what `meanwhile` gave.
+   * after the fan-out's statement that reads the endpoints (FOR KEY SHARE) and writes the
+   * deliveries, while the fan-out takes its time to commit. Resolves with the fan-out's events and
+   * what `meanwhile` gave.
    */
   async function fanOutAmid<T>(meanwhile: () => Promise<T>) {
     const { deps } = manual.service;
@@ -641,14 +642,14 @@ describe('a webhook changed while its events fan out', () => {
         }
         return (fn: (tx: unknown) => Promise<unknown>, options: unknown) =>
           target.$transaction(async (tx) => {
-            let queries = 0;
+            let writes = 0;
             const spied = new Proxy(tx, {
               get(t, k) {
                 const value = Reflect.get(t, k);
-                if (k !== '$queryRaw') return typeof value === 'function' ? value.bind(t) : value;
+                if (k !== '$executeRaw') return typeof value === 'function' ? value.bind(t) : value;
                 return async (...args: unknown[]) => {
                   const rows = await (value as (...a: unknown[]) => Promise<unknown>).apply(t, args);
-                  if (++queries === 3) {
+                  if (++writes === 1) {
                     started = meanwhile();
                     await sleep(300);
                   }

@@ -145,27 +145,12 @@ export async function attemptDelivery(
   logger: Logger = deps.logger,
 ): Promise<AttemptOutcome> {
   const outcome = await deps.webhookSender.send(claimed);
-  const now = deps.clock();
   if (outcome.ok) {
-    // The common case in one statement (one round trip, no interactive transaction): the attempt,
-    // the delivery delivered if the lease is still ours, and the endpoint's last success at most
-    // once a second (the row is shared by every delivery to it; locking it on each success would
-    // make its deliveries commit one at a time).
-    await deps.db.prisma.$executeRaw`
-      WITH attempt AS (
-        INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, status_code, response_body)
-        VALUES (${randomUUID()}::uuid, ${claimed.id}::uuid, ${claimed.attempt}, ${outcome.startedAt},
-          ${outcome.durationMs}, ${outcome.statusCode}, ${outcome.responseBody})
-      ), delivered AS (
-        UPDATE webhook_deliveries SET status = 'delivered', delivered_at = ${now}, lease_id = NULL
-        WHERE id = ${claimed.id}::uuid AND lease_id = ${claimed.leaseId}::uuid
-        RETURNING endpoint_id
-      )
-      UPDATE webhook_endpoints SET last_success_at = ${now}
-      WHERE id IN (SELECT endpoint_id FROM delivered)
-        AND (last_success_at IS NULL OR last_success_at < ${new Date(now.getTime() - 1_000)})`;
+    // Batched with the other successes of this instance (outcomes.ts): one statement for many.
+    await deps.webhookOutcomes.success(claimed, outcome);
     return outcome;
   }
+  const now = deps.clock();
   await deps.db.prisma.$transaction(async (tx) => {
     await tx.webhookAttempt.create({
       data: {
@@ -201,6 +186,9 @@ export async function attemptDelivery(
           id: claimed.endpointId,
           disabledAt: null,
           OR: [{ lastSuccessAt: null }, { lastSuccessAt: { lt: claimed.createdAt } }],
+          // last_success_at is written at most once a second (outcomes.ts): a success it does not
+          // show yet (or lost in a crash) is still a delivery delivered since this one was made.
+          deliveries: { none: { status: 'delivered', deliveredAt: { gte: claimed.createdAt } } },
         },
         data: {
           disabledAt: now,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AppDeps } from '../../context.js';
 import { Prisma } from '../../generated/prisma/client.js';
+import type { OutcomeBatch } from './outcomes.js';
 
 /**
  * Attempts in flight per endpoint, across instances: one slow or backlogged receiver cannot take
@@ -65,8 +66,12 @@ const INTERRUPTED = 'interrupted: the instance making this attempt stopped befor
  * retry schedule; but a delivery that has had maxTotalAttempts attempts since its last replay is
  * marked failed here instead of being attempted again (it keeps interrupting its instances), and
  * is not returned.
+ *
+ * With `recording` (a batch of successful outcomes, outcomes.ts), the same statement records them
+ * first: one round trip and one commit for the outcomes and the claim of the slots they free (their
+ * leases do not count as running).
  */
-export async function claimDue(deps: AppDeps, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDue(deps: AppDeps, limit: number, recording?: OutcomeBatch): Promise<ClaimedDelivery[]> {
   const now = deps.clock();
   const until = new Date(now.getTime() + leaseMs(deps));
   const leaseId = randomUUID();
@@ -75,11 +80,15 @@ export async function claimDue(deps: AppDeps, limit: number): Promise<ClaimedDel
   // `busy` leases running gets the first PER_ENDPOINT_IN_FLIGHT - busy of them. A delivery locked
   // or just leased by another instance's claim is skipped, and its place is not given to the next
   // one, so two claims at once stay within the cap too.
+  const record = recording ? Prisma.sql`${recording.ctes},` : Prisma.empty;
+  const released = recording
+    ? Prisma.sql`AND (id, lease_id) NOT IN (SELECT delivery_id, lease_id FROM outcome)`
+    : Prisma.empty;
   const rows = await deps.db.prisma.$queryRaw<ClaimRow[]>`
-    WITH busy AS (
+    WITH ${record} busy AS (
       SELECT endpoint_id, count(*)::int AS leases
       FROM webhook_deliveries
-      WHERE status = 'pending' AND lease_id IS NOT NULL AND next_attempt_at > ${now}
+      WHERE status = 'pending' AND lease_id IS NOT NULL AND next_attempt_at > ${now} ${released}
       GROUP BY endpoint_id
     ), ranked AS (
       SELECT d.id, d.endpoint_id, d.next_attempt_at,

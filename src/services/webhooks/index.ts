@@ -1,11 +1,13 @@
 /**
  * The public face of webhooks: endpoints (endpoints.ts), URLs (urls.ts), the event message and
- * fan-out (fanOut.ts), leases (claims.ts), attempts and retries (attempts.ts), purge (purge.ts) and
+ * fan-out (fanOut.ts), leases (claims.ts), attempts and retries (attempts.ts), the batched
+ * recording of successes (outcomes.ts), purge (purge.ts) and
  * the delivery work the outbox dispatcher runs (dispatch.ts). Other modules import only this file.
  */
 export { WebhookSender, attemptDelivery } from './attempts.js';
 export { PER_ENDPOINT_IN_FLIGHT, claimDue, maxTotalAttempts } from './claims.js';
 export { DeliveryWork } from './dispatch.js';
+export { LAST_SUCCESS_EVERY_MS, OutcomeRecorder } from './outcomes.js';
 export {
   DELIVERY_SCOPES,
   MAX_WEBHOOKS_PER_CHANNEL,
