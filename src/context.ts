@@ -89,14 +89,18 @@ export interface SharedSubscriber {
 }
 
 /**
- * The two parts of a shared subscription. A `member` is one subscriber: its resolver joins the
- * shared execution and gets back only why it ends, if it ends for it alone; the events themselves
- * are sent to it by the shared execution. The `group` is the one execution per event: its
- * resolver takes the channel's events from `source`.
+ * The two parts of a shared subscription. A `member` is one subscriber: once admitted, its
+ * resolver joins the shared execution (which then holds its place) and returns an empty stream;
+ * the events, and the error it may end with, are sent to it from the shared execution. The
+ * `group` is the one execution per event: its resolver takes the channel's events from `source`,
+ * and with them, why some of its subscribers end (their error is executed once for them all).
  */
 export type SubscriptionSharing =
-  | { readonly role: 'member'; join(subscriber: SharedSubscriber): AsyncIterableIterator<SubscriptionEnd> }
-  | { readonly role: 'group'; source(channelId: string, wanted: ReadonlySet<string> | null): AsyncIterableIterator<BookingEventMessage> };
+  | { readonly role: 'member'; join(subscriber: SharedSubscriber): void }
+  | {
+      readonly role: 'group';
+      source(channelId: string, wanted: ReadonlySet<string> | null): AsyncIterableIterator<BookingEventMessage | SubscriptionEnd>;
+    };
 
 /** A part the context reads when something first asks for it (a logger child, an abort signal). */
 export type Lazy<T> = T | (() => T);

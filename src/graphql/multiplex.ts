@@ -13,18 +13,23 @@ import { sendShared, serialisePayload, type SendTarget } from './sharedSends.js'
  * the group as the same bytes (src/graphql/sharedSends.ts), in slices of the event loop.
  *
  * What stays per subscriber: its place among the channel's subscriptions (taken when it
- * subscribes, given back when it ends, and ending it if lost), and its credential, asked before
- * each event (once per distinct credential and address in the group, through the credential
- * cache): a subscriber whose key or token stopped being good gets its UNAUTHORIZED and ends, the
- * others go on. Its own operation (graphql-ws's, run through Yoga's envelop) only ever produces
- * that ending: its resolver joins the group and gets back only why it ends (context.ts
- * SubscriptionSharing, src/schema/events.ts).
+ * subscribes, through its own operation, then held by the group and given back when it ends; a
+ * place lost ends it), and its credential, asked before each event (once per distinct credential
+ * and address in the group, through the credential cache): a subscriber whose key or token stopped
+ * being good ends with UNAUTHORIZED, the others go on. A subscriber's own operation runs through
+ * Yoga's envelop when it subscribes (limits, scopes, its place: the refusals are as before), and
+ * its resolver then joins the group (context.ts SubscriptionSharing, src/schema/events.ts);
+ * after that the subscriber holds no context, resolver or iterator chain of its own: graphql-ws
+ * is handed the Member below.
  *
  * The group: one listener on the channel's events (the bus holds one subscription per channel),
- * started by its first subscriber and closed when its last one leaves. Its execution runs through
- * the envelop of the first subscriber's operation, so limits, masking and plugins apply as they
- * would to any subscriber's; it is charged nothing (shareCharge in rateLimit.ts). A subscriber
- * receives the events that reach the group after it joined, in the order they arrived, each once.
+ * started by its first subscriber and closed when its last one has gone. Its execution runs through
+ * an envelop like its first subscriber's operation's, so limits, masking and plugins apply as to
+ * any subscriber's; it is charged nothing (shareCharge in rateLimit.ts). Why subscribers end
+ * ('revoked', 'lost') goes through the same execution, once for all those ending for that reason
+ * at that moment, so their error is exactly the one an operation of their own would report. A
+ * subscriber receives the events that reach the group after it joined, in the order they arrived,
+ * each once, then its error if it has one, then graphql-ws's `complete`.
  */
 
 /** Events arrived and not yet executed that a group keeps (the oldest go first beyond it). */
@@ -39,15 +44,21 @@ export interface Multiplexer {
    * `start` starts the group's execution if the operation is the group's first subscriber.
    */
   member(key: string, socket: WebSocket, operationId: string, start: StartGroup): SubscriptionSharing;
+  /**
+   * What graphql-ws iterates for an operation whose resolver joined its group (undefined if it did
+   * not, e.g. it was refused): at most one result, the error it ends with, then done.
+   */
+  joined(sharing: SubscriptionSharing | undefined): AsyncIterableIterator<ExecutionResult> | undefined;
 }
 
 export function createMultiplexer(events: Pick<EventBus, 'listen'>, logger: Logger): Multiplexer {
   const groups = new Map<string, Group>();
+  const members = new WeakMap<SubscriptionSharing, Member>();
   return {
     member(key, socket, operationId, start) {
       // Dropped once used: a subscriber holds nothing of how its group started.
       let starting: StartGroup | null = start;
-      return {
+      const sharing: SubscriptionSharing = {
         role: 'member',
         join(subscriber) {
           const startGroup = starting;
@@ -62,27 +73,37 @@ export function createMultiplexer(events: Pick<EventBus, 'listen'>, logger: Logg
             void created.run(startGroup);
             group = created;
           }
-          return group.add(socket, operationId, subscriber);
+          members.set(sharing, group.add(socket, operationId, subscriber));
         },
       };
+      return sharing;
+    },
+    joined(sharing) {
+      if (!sharing) return undefined;
+      const member = members.get(sharing);
+      members.delete(sharing);
+      return member;
     },
   };
 }
 
-interface Arrived {
+/** An event, or why some subscribers end, waiting for the group's execution. */
+interface Queued {
   seq: number;
-  event: BookingEventMessage;
+  event: BookingEventMessage | SubscriptionEnd;
 }
 
 class Group {
   readonly #members = new Set<Member>();
+  /** Subscribers ending, by why: their error is the next execution of that marker. */
+  readonly #ending = new Map<SubscriptionEnd, Member[]>();
   /** Events received from the bus so far; each event's number. */
   #arrived = 0;
-  /** The number of the event the execution took last (the executor reads no event ahead). */
-  #current = 0;
-  readonly #backlog: Arrived[] = [];
+  /** What the execution took last (its executor reads nothing ahead: the next result is this one's). */
+  #current: Queued | null = null;
+  readonly #backlog: Queued[] = [];
   #wanted: ReadonlySet<string> | null = null;
-  #waiting: ((result: IteratorResult<BookingEventMessage>) => void) | null = null;
+  #waiting: ((result: IteratorResult<BookingEventMessage | SubscriptionEnd>) => void) | null = null;
   #closed = false;
   #results: AsyncIterator<ExecutionResult> | undefined;
   readonly #unlisten: () => void;
@@ -100,7 +121,7 @@ class Group {
   add(socket: WebSocket, operationId: string, subscriber: SharedSubscriber): Member {
     const member = new Member(socket, operationId, subscriber, this.#arrived, (m) => this.#leave(m));
     this.#members.add(member);
-    void subscriber.slot.lost.then(() => member.end('lost'));
+    void subscriber.slot.lost.then(() => this.#end(member, 'lost'));
     return member;
   }
 
@@ -109,7 +130,7 @@ class Group {
       const outcome = await start({ role: 'group', source: (_channelId, wanted) => this.#source(wanted) });
       if (!(Symbol.asyncIterator in outcome)) {
         this.logger.error({ errors: outcome.errors, channelId: this.channelId }, 'shared subscription could not start');
-        this.#finish('failed');
+        this.#fail();
         return;
       }
       const results = outcome[Symbol.asyncIterator]();
@@ -121,13 +142,17 @@ class Group {
       for (;;) {
         const next = await results.next();
         if (next.done) break;
-        await this.#fanOut(next.value, this.#current);
+        const taken = this.#current;
+        if (!taken) continue;
+        if (typeof taken.event === 'string') this.#ended(taken.event, next.value);
+        else await this.#fanOut(next.value, taken.seq);
       }
-      // The channel's events ended (the bus closed) or the last subscriber left.
-      this.#finish(null);
+      // The channel's events ended (the bus closed) or the last subscriber has gone.
+      this.#close();
+      for (const member of [...this.#members, ...[...this.#ending.values()].flat()]) member.finish(null);
     } catch (error) {
       this.logger.error({ err: error, channelId: this.channelId }, 'shared subscription failed');
-      this.#finish('failed');
+      this.#fail();
     }
   }
 
@@ -147,39 +172,73 @@ class Group {
     const targets: SendTarget[] = [];
     for (const member of recipients) {
       if (allowed.get(member.subscriber.credentialKey)) targets.push(member);
-      else member.end('revoked');
+      else this.#end(member, 'revoked');
     }
     await sendShared(targets, payload);
   }
 
-  #arrive(event: BookingEventMessage): void {
-    if (this.#closed) return;
-    const seq = ++this.#arrived;
-    if (this.#waiting && this.#passes(event)) {
+  /** Ends `member` with `why`: nothing more is sent to it; its error is executed next. */
+  #end(member: Member, why: SubscriptionEnd): void {
+    if (!member.live || this.#closed) return;
+    member.live = false;
+    this.#members.delete(member);
+    const ending = this.#ending.get(why);
+    if (ending) {
+      ending.push(member);
+      return;
+    }
+    this.#ending.set(why, [member]);
+    const marker: Queued = { seq: 0, event: why };
+    if (this.#waiting) {
       const wake = this.#waiting;
       this.#waiting = null;
-      this.#current = seq;
+      this.#current = marker;
+      wake({ value: why, done: false });
+    } else {
+      // Ahead of any event waiting: those are not sent to it any more.
+      this.#backlog.unshift(marker);
+    }
+  }
+
+  /** The executed error of `why` to the subscribers ending with it. */
+  #ended(why: SubscriptionEnd, result: ExecutionResult): void {
+    const ending = this.#ending.get(why) ?? [];
+    this.#ending.delete(why);
+    for (const member of ending) member.finish(result);
+    if (this.#members.size === 0 && this.#ending.size === 0) this.#close();
+  }
+
+  #arrive(event: BookingEventMessage): void {
+    if (this.#closed) return;
+    const entry = { seq: ++this.#arrived, event };
+    if (this.#waiting && this.#passes(entry)) {
+      const wake = this.#waiting;
+      this.#waiting = null;
+      this.#current = entry;
       wake({ value: event, done: false });
       return;
     }
-    this.#backlog.push({ seq, event });
-    if (this.#backlog.length > GROUP_BACKLOG) this.#backlog.shift();
+    this.#backlog.push(entry);
+    if (this.#backlog.length > GROUP_BACKLOG) {
+      const oldest = this.#backlog.findIndex((queued) => typeof queued.event !== 'string');
+      this.#backlog.splice(oldest, 1);
+    }
   }
 
-  #passes(event: BookingEventMessage): boolean {
-    return !this.#wanted || this.#wanted.has(event.type);
+  #passes({ event }: Queued): boolean {
+    return typeof event === 'string' || !this.#wanted || this.#wanted.has(event.type);
   }
 
   /** The channel's events for the execution, narrowed to the wanted types, from the first join on. */
-  #source(wanted: ReadonlySet<string> | null): AsyncIterableIterator<BookingEventMessage> {
+  #source(wanted: ReadonlySet<string> | null): AsyncIterableIterator<BookingEventMessage | SubscriptionEnd> {
     this.#wanted = wanted;
-    const source: AsyncIterableIterator<BookingEventMessage> = {
+    const source: AsyncIterableIterator<BookingEventMessage | SubscriptionEnd> = {
       next: () => {
         while (this.#backlog.length) {
-          const { seq, event } = this.#backlog.shift()!;
-          if (!this.#passes(event)) continue;
-          this.#current = seq;
-          return Promise.resolve({ value: event, done: false });
+          const entry = this.#backlog.shift()!;
+          if (!this.#passes(entry)) continue;
+          this.#current = entry;
+          return Promise.resolve({ value: entry.event, done: false });
         }
         if (this.#closed) return Promise.resolve({ value: undefined, done: true });
         return new Promise((resolve) => (this.#waiting = resolve));
@@ -193,12 +252,18 @@ class Group {
     return source;
   }
 
+  /** A subscriber gone (graphql-ws returned its operation: completed by the client, or its socket closed). */
   #leave(member: Member): void {
     this.#members.delete(member);
-    if (this.#members.size === 0) this.#close();
+    for (const [why, ending] of this.#ending) {
+      const at = ending.indexOf(member);
+      if (at >= 0) ending.splice(at, 1);
+      if (!ending.length) this.#ending.delete(why);
+    }
+    if (this.#members.size === 0 && this.#ending.size === 0) this.#close();
   }
 
-  /** No more events: the last subscriber left, or the bus closed. */
+  /** No more events: the last subscriber has gone, or the bus closed. */
   #close(): void {
     if (this.#closed) return;
     this.#closed = true;
@@ -211,22 +276,26 @@ class Group {
     void this.#results?.return?.().catch(() => {});
   }
 
-  /** Ends every subscriber still there: with `why`, or quietly (complete) when null. */
-  #finish(why: SubscriptionEnd | null): void {
+  /** The execution failed: every subscriber still there ends with graphql-ws's `error`. */
+  #fail(): void {
     this.#close();
-    for (const member of [...this.#members]) member.end(why);
+    const everyone = [...this.#members, ...[...this.#ending.values()].flat()];
+    this.#members.clear();
+    this.#ending.clear();
+    for (const member of everyone) member.fail();
   }
 }
 
 /**
- * One subscriber of a group, as the iterator its resolver returns: it yields nothing while the
- * subscriber receives the group's events, then at most one SubscriptionEnd (which its own
- * operation reports as the error that ends it) and is done.
+ * One subscriber of a group, as graphql-ws iterates it for the subscriber's operation: nothing
+ * while the subscriber receives the group's events (sent by the group), then at most one result
+ * (the error it ends with) and done. Its place is given back when it ends, however it ends.
  */
-class Member implements AsyncIterableIterator<SubscriptionEnd>, SendTarget {
+class Member implements AsyncIterableIterator<ExecutionResult>, SendTarget {
   live = true;
-  #ending: SubscriptionEnd | null = null;
-  #wake: ((result: IteratorResult<SubscriptionEnd>) => void) | null = null;
+  #gone = false;
+  #last: IteratorResult<ExecutionResult> | Error | null = null;
+  #wake: { resolve: (result: IteratorResult<ExecutionResult>) => void; reject: (error: Error) => void } | null = null;
 
   constructor(
     readonly socket: WebSocket,
@@ -237,56 +306,66 @@ class Member implements AsyncIterableIterator<SubscriptionEnd>, SendTarget {
     private readonly leave: (member: Member) => void,
   ) {}
 
-  /** Ends this subscriber: it is sent nothing more; `why` (if any) is what its operation reports. */
-  end(why: SubscriptionEnd | null): void {
-    if (!this.live) return;
-    this.live = false;
-    this.leave(this);
-    if (why === null) {
-      this.#settle({ value: undefined, done: true });
-      return;
+  /** Ends with `result` (its error), or quietly when null: graphql-ws then sends `complete`. */
+  finish(result: ExecutionResult | null): void {
+    this.#settle(result ? { value: result, done: false } : { value: undefined, done: true });
+  }
+
+  /** Ends with graphql-ws's `error` message (the shared execution failed). */
+  fail(): void {
+    this.#settle(new Error('Live booking events failed on this instance; subscribe again'));
+  }
+
+  next(): Promise<IteratorResult<ExecutionResult>> {
+    const last = this.#last;
+    if (last) {
+      this.#last = { value: undefined, done: true };
+      if (!(last instanceof Error) && last.done) this.#goodbye();
+      return last instanceof Error ? Promise.reject(last) : Promise.resolve(last);
     }
+    if (this.#gone) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => (this.#wake = { resolve, reject }));
+  }
+
+  return(): Promise<IteratorResult<ExecutionResult>> {
+    this.#last = { value: undefined, done: true };
     const wake = this.#wake;
-    if (wake) {
-      this.#wake = null;
-      wake({ value: why, done: false });
-    } else {
-      this.#ending = why;
-    }
-  }
-
-  next(): Promise<IteratorResult<SubscriptionEnd>> {
-    if (this.#ending) {
-      const value = this.#ending;
-      this.#ending = null;
-      return Promise.resolve({ value, done: false });
-    }
-    if (!this.live) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve) => (this.#wake = resolve));
-  }
-
-  return(): Promise<IteratorResult<SubscriptionEnd>> {
-    this.#ending = null;
-    if (this.live) {
-      this.live = false;
-      this.leave(this);
-    }
-    this.#settle({ value: undefined, done: true });
+    this.#wake = null;
+    wake?.resolve({ value: undefined, done: true });
+    this.#goodbye();
     return Promise.resolve({ value: undefined, done: true });
   }
 
-  throw(error?: unknown): Promise<IteratorResult<SubscriptionEnd>> {
+  throw(error?: unknown): Promise<IteratorResult<ExecutionResult>> {
     void this.return();
-    return Promise.reject(error);
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
 
   [Symbol.asyncIterator](): this {
     return this;
   }
 
-  #settle(result: IteratorResult<SubscriptionEnd>): void {
+  #settle(last: IteratorResult<ExecutionResult> | Error): void {
+    this.live = false;
     const wake = this.#wake;
+    if (!wake) {
+      this.#last = last;
+      if (!(last instanceof Error) && last.done) this.#goodbye();
+      return;
+    }
     this.#wake = null;
-    wake?.(result);
+    this.#last = { value: undefined, done: true };
+    if (last instanceof Error) wake.reject(last);
+    else wake.resolve(last);
+    if (last instanceof Error || last.done) this.#goodbye();
+  }
+
+  /** Leaves the group and gives the place back (once). */
+  #goodbye(): void {
+    this.live = false;
+    if (this.#gone) return;
+    this.#gone = true;
+    this.leave(this);
+    this.subscriber.slot.release();
   }
 }

@@ -5,7 +5,7 @@ import type { ServerOptions, SubscribePayload } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { errorBody } from '../../rest-adapters/envelope.js';
-import { createRequestContext, type AppDeps } from '../context.js';
+import { createRequestContext, type AppDeps, type RequestContext } from '../context.js';
 import { authenticate, type CredentialHeaders, type Principal } from '../services/access/index.js';
 import {
   AppError,
@@ -106,6 +106,13 @@ function refuseUpgrade(socket: Duplex, error: AppError): void {
  */
 type WsExtra = Extra & { credentials?: CredentialHeaders; clientIp?: string | undefined; operations?: Set<string> };
 
+/**
+ * What stands for the upgrade request once the connection is accepted: Yoga's envelop is given a
+ * request, and over graphql-ws none of its plugins reads more than that it has no fetch Headers
+ * (incrementalDelivery.ts: always incremental over graphql-ws).
+ */
+const UPGRADED = Object.freeze({ method: 'GET', url: '/graphql', headers: Object.freeze({}) }) as unknown as IncomingMessage;
+
 /** What connection_init says when it carries no credential. */
 export const NO_CREDENTIAL_MESSAGE = 'No credential in connection_init: send X-Api-Key or Authorization, flat or under "headers"';
 
@@ -123,6 +130,9 @@ function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer, multiplexer: Mu
           ctx.extra.credentials = credentials;
           ctx.extra.clientIp = clientIp;
           ctx.extra.operations = new Set();
+          // graphql-ws keeps the upgrade request for the connection's life; what is needed of it
+          // is read now (the address), so it goes (its headers: about 1 KB per subscriber).
+          (ctx.extra as { request: IncomingMessage }).request = UPGRADED;
           return true;
         }
         refusal = new UnauthorizedError(NO_CREDENTIAL_MESSAGE);
@@ -140,7 +150,18 @@ function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer, multiplexer: Mu
       return false;
     },
     execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
-    subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
+    subscribe: async (args) => {
+      const result = await (args.rootValue as EnvelopedRoot).subscribe(args);
+      // A subscriber admitted into a shared execution (multiplex.ts): its own stream is empty and
+      // what it receives comes from the group. graphql-ws keeps the operation's arguments for its
+      // life; they let go of the subscriber's context, which nothing needs any more.
+      const member = multiplexer.joined((args.contextValue as RequestContext | undefined)?.sharing);
+      if (!member) return result;
+      if (Symbol.asyncIterator in result) await result.return?.();
+      args.contextValue = undefined;
+      args.rootValue = undefined;
+      return member;
+    },
     onSubscribe: async (ctx, operationId, payload) => {
       const operations = (ctx.extra.operations ??= new Set());
       if (operations.size >= maxPerConnection) {
@@ -287,7 +308,7 @@ function sortedJson(value: unknown): string {
 
 interface EnvelopedRoot {
   execute: (args: unknown) => never;
-  subscribe: (args: unknown) => never;
+  subscribe: (args: unknown) => Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
 }
 
 /**

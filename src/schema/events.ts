@@ -31,20 +31,25 @@ type Streamed = BookingEventMessage | SubscriptionEnd;
  * cheap). A revocation drops the credential from the cache when it is announced, so a revoked
  * token or key, or a suspended app, stops receiving at the next event on the instance that made
  * the change and on the others with Redis; without Redis within AUTH_CACHE_TTL_MS, as does an
- * expired token.
+ * expired token. It holds only what it asks with (a shared subscriber keeps it for its life).
  */
-async function stillAllowed(ctx: RequestContext, channelId: string): Promise<boolean> {
-  if (!ctx.credentials) return true;
+function stillAllowed(ctx: RequestContext, channelId: string): () => Promise<boolean> {
+  const { deps, credentials, clientIp } = ctx;
+  return () => credentialAllows(deps, credentials, clientIp, channelId);
+}
+
+async function credentialAllows(deps: RequestContext['deps'], credentials: RequestContext['credentials'], clientIp: string | undefined, channelId: string): Promise<boolean> {
+  if (!credentials) return true;
   try {
-    const principal = await authenticate(ctx.deps.db.prisma, ctx.credentials, {
-      cache: ctx.deps.credentials,
-      clientIp: ctx.clientIp,
-    });
+    const principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials, clientIp });
     return principal?.channelId === channelId && principal.scopes.has('reservations:read');
   } catch {
     return false;
   }
 }
+
+/** The stream of a shared subscriber's own operation: empty (multiplex.ts sends what it receives). */
+async function* nothing(): AsyncGenerator<Streamed> {}
 
 builder.subscriptionField('bookingEvents', (t) =>
   t.field({
@@ -76,15 +81,15 @@ builder.subscriptionField('bookingEvents', (t) =>
         throw new SubscriptionLimitError(`A channel holds at most ${maxPerChannel} subscriptions ${scope}`, maxPerChannel);
       }
       if (ctx.sharing?.role === 'member') {
-        // One subscriber of a shared execution: the events reach it from there; what comes back
-        // here is only why it ends, if it ends alone. Its place is given back however it ends.
-        const ends: AsyncIterator<Streamed> = ctx.sharing.join({
+        // One subscriber of a shared execution: the events (and its error, if it ends alone) reach
+        // it from there, which now holds its place and gives it back however it ends.
+        ctx.sharing.join({
           channelId,
           slot,
           credentialKey: `${ctx.credentials?.apiKey ?? ''}\n${ctx.credentials?.authorization ?? ''}\n${ctx.clientIp ?? ''}`,
-          allowed: () => stillAllowed(ctx, channelId),
+          allowed: stillAllowed(ctx, channelId),
         });
-        return holding(slot, ends);
+        return nothing();
       }
       const source = ctx.deps.events.subscribe(channelId);
       const stream = new Repeater<Streamed>(async (push, stop) => {
@@ -95,7 +100,7 @@ builder.subscriptionField('bookingEvents', (t) =>
         });
         for await (const event of source) {
           if (wanted && !wanted.has(event.type)) continue;
-          if (!(await stillAllowed(ctx, channelId))) {
+          if (!(await credentialAllows(ctx.deps, ctx.credentials, ctx.clientIp, channelId))) {
             await push('revoked');
             break;
           }
