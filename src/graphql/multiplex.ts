@@ -4,7 +4,7 @@ import type { WebSocket } from 'ws';
 import type { SharedSubscriber, SubscriptionEnd, SubscriptionSharing } from '../context.js';
 import type { EventBus } from '../events/bus.js';
 import type { BookingEventMessage } from '../services/webhooks/index.js';
-import { sendShared, serialisePayload, type SendTarget } from './sharedSends.js';
+import { sendShared, serialisePayload, type SendTarget, type SharedMessage } from './sharedSends.js';
 
 /**
  * Multiplexed graphql-ws subscriptions (Hasura's idea, issue 18): the subscribers with the same
@@ -34,6 +34,9 @@ import { sendShared, serialisePayload, type SendTarget } from './sharedSends.js'
 
 /** Events arrived and not yet executed that a group keeps (the oldest go first beyond it). */
 export const GROUP_BACKLOG = 1024;
+
+/** At most this many events are executed before they are sent together. */
+const ROUND_EVENTS = 32;
 
 /** Starts the group's one execution: the enveloped subscribe of the operation, with `sharing` in its context. */
 export type StartGroup = (sharing: Extract<SubscriptionSharing, { role: 'group' }>) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>;
@@ -139,13 +142,22 @@ class Group {
         await results.return?.();
         return;
       }
-      for (;;) {
-        const next = await results.next();
-        if (next.done) break;
-        const taken = this.#current;
-        if (!taken) continue;
-        if (typeof taken.event === 'string') this.#ended(taken.event, next.value);
-        else await this.#fanOut(next.value, taken.seq);
+      let done = false;
+      while (!done) {
+        // What has arrived together is executed, then sent together (one write per subscriber).
+        const round: SharedMessage[] = [];
+        do {
+          const next = await results.next();
+          if (next.done) {
+            done = true;
+            break;
+          }
+          const taken = this.#current;
+          if (!taken) continue;
+          if (typeof taken.event === 'string') this.#ended(taken.event, next.value);
+          else round.push({ seq: taken.seq, payload: serialisePayload(next.value) });
+        } while (round.length < ROUND_EVENTS && this.#ready());
+        if (round.length) await this.#fanOut(round);
       }
       // The channel's events ended (the bus closed) or the last subscriber has gone.
       this.#close();
@@ -156,13 +168,13 @@ class Group {
     }
   }
 
-  /** One result of the execution to the subscribers that were there when its event arrived. */
-  async #fanOut(result: ExecutionResult, seq: number): Promise<void> {
+  /** Executed events to the subscribers that were there when each arrived. */
+  async #fanOut(round: readonly SharedMessage[]): Promise<void> {
     const recipients: Member[] = [];
-    for (const member of this.#members) if (member.since < seq) recipients.push(member);
+    const last = round[round.length - 1]!.seq;
+    for (const member of this.#members) if (member.since < last) recipients.push(member);
     if (!recipients.length) return;
-    const payload = serialisePayload(result);
-    // Each credential (with its address) asked once for this event.
+    // Each credential (with its address) asked once for the events of this round.
     const verdicts = new Map<string, Promise<boolean>>();
     for (const { subscriber } of recipients) {
       if (!verdicts.has(subscriber.credentialKey)) verdicts.set(subscriber.credentialKey, subscriber.allowed().catch(() => false));
@@ -174,7 +186,12 @@ class Group {
       if (allowed.get(member.subscriber.credentialKey)) targets.push(member);
       else this.#end(member, 'revoked');
     }
-    await sendShared(targets, payload);
+    await sendShared(targets, round);
+  }
+
+  /** Whether the execution's next event (or ending) is here already. */
+  #ready(): boolean {
+    return this.#backlog.some((entry) => this.#passes(entry));
   }
 
   /** Ends `member` with `why`: nothing more is sent to it; its error is executed next. */

@@ -11,6 +11,9 @@ import type { WebSocket } from 'ws';
  * A slow reader does not hold the others back: ws queues what its socket cannot take yet, and a
  * connection with more than MAX_UNSENT_BYTES queued (ws's bufferedAmount) when an event is to be
  * sent to it is closed with SLOW_READER_CLOSE (docs/decisions.md, "Subscriptions").
+ *
+ * Events that arrive together (a booking's created and confirmed, committed in one transaction)
+ * are executed one after the other and sent together: one write per subscriber, not one per event.
  */
 
 /** How long sending may run in one turn of the event loop before it lets the loop go on. */
@@ -28,6 +31,14 @@ export interface SendTarget {
   readonly operationId: string;
   /** False once the subscriber has ended: nothing more is sent to it. */
   readonly live: boolean;
+  /** It receives the messages numbered above this (those that reached its group after it joined). */
+  readonly since: number;
+}
+
+/** The `payload` of a `next` message (serialisePayload), and the number of the event it is about. */
+export interface SharedMessage {
+  readonly seq: number;
+  readonly payload: string;
 }
 
 // ws's WebSocket.OPEN, without importing ws at run time here.
@@ -47,11 +58,6 @@ function nextSlice(): Promise<void> {
   );
 }
 
-/** Lets the event loop go on when the current slice has run out (at once otherwise). */
-export async function breathe(): Promise<void> {
-  if (performance.now() >= sliceEnds) await nextSlice();
-}
-
 /**
  * The `payload` of graphql-ws's `next` message for `result`, serialised as graphql-ws serialises
  * it (server.ts emit.next: the result without `errors`, then `errors` as their toJSON when there
@@ -62,25 +68,48 @@ export function serialisePayload(result: ExecutionResult): string {
   return JSON.stringify(errors ? { ...rest, errors: errors.map((error) => error.toJSON()) } : rest);
 }
 
-/** Sends the `next` message of `payload` (serialisePayload) to each live target, in order, in slices. */
-export async function sendShared(targets: readonly SendTarget[], payload: string): Promise<void> {
-  const messages = new Map<string, Buffer>();
+/** ws keeps its net.Socket private; corking it makes a subscriber's messages of one round one write. */
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+function rawSocket(socket: WebSocket): Corkable | undefined {
+  const raw = (socket as unknown as { _socket?: Partial<Corkable> })._socket;
+  return typeof raw?.cork === 'function' && typeof raw.uncork === 'function' ? (raw as Corkable) : undefined;
+}
+
+/**
+ * Sends the `next` messages of `messages` (in order) to each live target, those numbered above its
+ * `since`, in slices of the event loop. A target's messages of one call go out in one write.
+ */
+export async function sendShared(targets: readonly SendTarget[], messages: readonly SharedMessage[]): Promise<void> {
+  // Per message, its bytes by operation id (most subscribers of a group use the same id).
+  const bytes = messages.map(() => new Map<string, Buffer>());
   for (const target of targets) {
     if (performance.now() >= sliceEnds) await nextSlice();
     if (!target.live) continue;
-    const { socket, operationId } = target;
+    const { socket, operationId, since } = target;
     if (socket.readyState !== OPEN) continue;
     if (socket.bufferedAmount > MAX_UNSENT_BYTES) {
       // Its operations end when the socket closes (graphql-ws returns them).
       socket.close(SLOW_READER_CLOSE, SLOW_READER_REASON);
       continue;
     }
-    let message = messages.get(operationId);
-    if (!message) {
-      // {"id","type","payload"} as graphql-ws's stringifyMessage writes it.
-      message = Buffer.from(`{"id":${JSON.stringify(operationId)},"type":"next","payload":${payload}}`);
-      messages.set(operationId, message);
+    const raw = rawSocket(socket);
+    raw?.cork();
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i]!;
+      if (message.seq <= since) continue;
+      const byId = bytes[i]!;
+      let data = byId.get(operationId);
+      if (!data) {
+        // {"id","type","payload"} as graphql-ws's stringifyMessage writes it.
+        data = Buffer.from(`{"id":${JSON.stringify(operationId)},"type":"next","payload":${message.payload}}`);
+        byId.set(operationId, data);
+      }
+      socket.send(data, TEXT);
     }
-    socket.send(message, TEXT);
+    raw?.uncork();
   }
 }
