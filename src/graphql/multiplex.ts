@@ -4,7 +4,7 @@ import type { WebSocket } from 'ws';
 import type { SharedSubscriber, SubscriptionEnd, SubscriptionSharing } from '../context.js';
 import type { EventBus } from '../events/bus.js';
 import type { BookingEventMessage } from '../services/webhooks/index.js';
-import { sendShared, serialisePayload, type SendTarget, type SharedMessage } from './sharedSends.js';
+import { breathe, sendShared, serialisePayload, type SendTarget, type SharedMessage } from './sharedSends.js';
 
 /**
  * Multiplexed graphql-ws subscriptions (Hasura's idea, issue 18): the subscribers with the same
@@ -144,6 +144,8 @@ class Group {
       }
       let done = false;
       while (!done) {
+        // Many groups executing the same event take turns too, not one long turn of the loop.
+        await breathe();
         // What has arrived together is executed, then sent together (one write per subscriber).
         const round: SharedMessage[] = [];
         do {

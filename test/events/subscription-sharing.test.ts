@@ -1,5 +1,6 @@
 import type { Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SLOT_LEASE_MS, slotKey } from '../../src/events/subscriptionSlots.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import type { BookingEventMessage } from '../../src/services/webhooks/index.js';
 import { countCalls } from '../helpers/counters.js';
@@ -249,4 +250,45 @@ describe('multiplexed graphql-ws subscriptions', () => {
       process.off('warning', onWarning);
     }
   });
+});
+
+describe.runIf(process.env.REDIS_URL)('a shared subscriber that lost its place (Redis)', () => {
+  let t: TestService;
+  let port: number;
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    t = await startTestService({ EVENTS_POLL_INTERVAL_MS: '50', SUBSCRIPTIONS_MAX_PER_CHANNEL: '2' });
+    port = await t.service.listen(0);
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.dispose()));
+    await t?.close();
+  });
+
+  it('ends alone with SUBSCRIPTION_LIMIT_EXCEEDED at the next renewal; the other subscriber of its group goes on', async () => {
+    const who = await t.channel({ name: 'Lost Shared Place' });
+    const conn = graphqlWsClient(port, who, clients);
+    const pair = [watch(conn, PLAIN), watch(conn, PLAIN)];
+    await eventually(() => t.service.deps.events.subscribers(who.user_id) === 2, 10_000, 'both admitted');
+    const redis = t.service.deps.redis!;
+    const key = slotKey(who.user_id);
+    const [one] = await redis.zrange(key, 0, -1);
+    // One lease ran out while this instance could not reach Redis, and another took the place.
+    const [seconds, micros] = await redis.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    await redis.zadd(key, now - 1, one!, now + SLOT_LEASE_MS, 'other-1');
+    // The next renewal round (every SLOT_LEASE_MS / 3) finds it gone.
+    await eventually(() => pair.some((w) => w.completed), SLOT_LEASE_MS, 'one subscription to end');
+    const ended = pair.find((w) => w.completed)!;
+    const going = pair.find((w) => !w.completed)!;
+    expect(ended.errors.map((e) => e.extensions?.code)).toEqual(['SUBSCRIPTION_LIMIT_EXCEEDED']);
+    await eventually(() => t.service.deps.events.subscribers(who.user_id) === 1, 10_000, 'its place no longer counted');
+
+    const bookingId = await book(t, who, 400);
+    await eventually(() => going.events.length === 2, 10_000, 'the booking on the other subscription');
+    expect(going.events.map((e) => e.bookingId)).toEqual([bookingId, bookingId]);
+    expect(going.errors).toEqual([]);
+    expect(ended.events).toEqual([]);
+  }, SLOT_LEASE_MS + 20_000);
 });
