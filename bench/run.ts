@@ -48,6 +48,8 @@ const redisUrl = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 const webhookSeconds = positiveInt('BENCH_WEBHOOK_SECONDS', 5);
 const webhookBacklog = positiveInt('BENCH_WEBHOOK_BACKLOG', 1000);
 const subscribers = positiveInt('BENCH_SUBSCRIBERS', 5000);
+/** The large subscription run (in-process bus): this many subscribers on one instance; 0 skips it. */
+const subscribersLarge = positiveInt('BENCH_SUBSCRIBERS_LARGE', 15000, true);
 const subscriptionBookings = positiveInt('BENCH_SUBSCRIPTION_BOOKINGS', 5);
 const faultUsers = positiveInt('BENCH_FAULT_USERS', 20);
 const faultLoadSeconds = positiveInt('BENCH_FAULT_LOAD_SECONDS', 5);
@@ -496,14 +498,19 @@ async function webhooksGroup(source: ServiceSource): Promise<GroupResult> {
 async function subscriptionsGroup(source: ServiceSource): Promise<GroupResult> {
   const head = runLine('subscriptions', source);
   const results: { r: SubscriptionBenchResult; load: { start: number[]; end: number[] } }[] = [];
-  for (const bus of ['in-process', 'Redis'] as const) {
+  const runs = [
+    { bus: 'in-process', n: subscribers },
+    { bus: 'Redis', n: subscribers },
+    ...(subscribersLarge ? [{ bus: 'in-process', n: subscribersLarge }] : []),
+  ] as const;
+  for (const { bus, n } of runs) {
     const schema = scratchSchema('bench');
     const start = loadAverage();
     const applicationName = `bench_subscriptions_${process.pid}_${Date.now()}`;
     const url = new URL(databaseUrl);
     url.searchParams.set('application_name', applicationName);
     try {
-      process.stderr.write(`subscriptions: ${subscribers} subscribers, ${bus} bus\n`);
+      process.stderr.write(`subscriptions: ${n} subscribers, ${bus} bus\n`);
       const r = await runSubscriptionBench({
         label: `${bus} bus`,
         serviceEnv: {
@@ -513,10 +520,12 @@ async function subscriptionsGroup(source: ServiceSource): Promise<GroupResult> {
           BOOKING_SYNC_INTERVAL_MS: '0',
           SIMULATOR_SIZE: String(SIMULATOR_SIZE),
           ...(bus === 'Redis' ? { REDIS_URL: redisUrl } : {}),
+          // One channel holds every subscriber: its limit (10,000 by default) must admit them.
+          ...(n > 10_000 ? { SUBSCRIPTIONS_MAX_PER_CHANNEL: String(n) } : {}),
         },
         postgres: { url: databaseUrl, applicationName },
         balance: FLOW_BALANCE,
-        subscribers,
+        subscribers: n,
         bookings: subscriptionBookings,
         properties: SIMULATOR_SIZE,
         timeoutMs: 60_000,
@@ -531,10 +540,10 @@ async function subscriptionsGroup(source: ServiceSource): Promise<GroupResult> {
         `max ${ms(r.latency.max)} ms; received by ${r.minReceivedBy}; CPU ${fmt(r.cpu.usPerDelivery, 1)} µs/delivery\n`,
     );
   }
-  const problems = results.flatMap(({ r }) => r.problems.map((p) => `${r.label}: ${p}`));
-  const scenario = `${fmt(subscribers)} graphql-ws subscribers`;
+  const problems = results.flatMap(({ r }) => r.problems.map((p) => `${r.label}, ${fmt(r.subscribers)} subscribers: ${p}`));
   const objects: GroupObject[] = results.map(({ r, load }) => {
     const n = Math.max(1, r.connect.connected);
+    const scenario = `${fmt(r.subscribers)} graphql-ws subscribers`;
     return {
       scenario,
       target: r.label,
@@ -559,17 +568,18 @@ async function subscriptionsGroup(source: ServiceSource): Promise<GroupResult> {
         minReceivedBy: r.minReceivedBy,
         cpuUsPerEvent: r.cpu.usPerEvent,
         eventLoopDelayMaxMs: r.loopDelay.max,
+        eventLoopDelayP99Ms: r.loopDelay.p99,
         heapPerSubscriberKB: (r.memory.after.heapUsed - r.memory.before.heapUsed) / n / 1024,
         rssPerSubscriberKB: (r.memory.after.rss - r.memory.before.rss) / n / 1024,
       },
       service: service(source),
       loadAverage: load,
-      settings: { subscribers, bookings: subscriptionBookings },
+      settings: { subscribers: r.subscribers, bookings: subscriptionBookings },
     };
   });
   return {
     section: [
-      `### ${fmt(subscribers)} graphql-ws subscribers on one instance`,
+      `### ${fmt(subscribers)} graphql-ws subscribers on one instance${subscribersLarge ? `, and ${fmt(subscribersLarge)}` : ''}`,
       '',
       head,
       '',

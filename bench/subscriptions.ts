@@ -84,7 +84,12 @@ interface ReportEvent {
   receipts: number[];
 }
 
-/** Waits until `expected` events of the booking have reached `subscribers`; resolves with the counts at the end. */
+/**
+ * Waits until `expected` events of the booking have reached `subscribers`; resolves with the counts
+ * at the end. `bookingId` is the REST id POST /bookings answered (bookOnce); the subscribers match
+ * it with their event's `booking { bookingId }` (bench/ws-clients.ts), the same REST id, not
+ * `booking { id }`, which is the booking's Relay global id since issue 17.
+ */
 async function fannedOut(clients: ChildProcess, bookingId: string, expected: number, subscribers: number, timeoutMs: number): Promise<Counted[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -220,6 +225,14 @@ function num(value: number, digits = 0): string {
 
 const MB = 1024 * 1024;
 
+/** Issue 18's figures for 5,000 subscribers (the README block states them). */
+const TARGETS = { p99Ms: 100, loopDelayMs: 50, heapKB: 10 };
+
+/** V8 heap used per subscriber: (with them − before) ÷ subscribers connected, KB. */
+export function heapPerSubscriberKB(r: SubscriptionBenchResult): number {
+  return (r.memory.after.heapUsed - r.memory.before.heapUsed) / Math.max(1, r.connect.connected) / 1024;
+}
+
 function pgPerEvent(r: SubscriptionBenchResult): string {
   const pg = r.cpu.postgres;
   if (!pg) return '';
@@ -231,19 +244,24 @@ function pgPerEvent(r: SubscriptionBenchResult): string {
 export function subscriptionSection(results: SubscriptionBenchResult[]): string {
   const first = results[0];
   if (!first) return '';
+  const sizes = [...new Set(results.map((r) => num(r.subscribers)))].join(' and ');
   return [
-    `${num(first.subscribers)} graphql-ws connections from one client process (\`bench/ws-clients.ts\`) to one service process on ` +
+    `${sizes} graphql-ws connections from one client process (\`bench/ws-clients.ts\`) to one service process on ` +
       'PostgreSQL (production), all subscribed to `bookingEvents { id type occurredAt booking { bookingId status } }` of one channel; ' +
       `a probe booking that every subscriber must receive, then ${num(first.bookings)} measured bookings one at a time ` +
       '(each 2 events: reservation.created and reservation.confirmed, committed together), each waited for until every subscriber had both.',
     '',
-    '| Bus | Connected | Connect s | Events | Received by (fewest) | occurredAt → receipt p50 ms | p99 ms | max ms | first receipt p50 ms | first → last receipt p50 ms | booking answered → last receipt p50 ms | service event-loop delay max ms | deliveries/s during fan-out | service CPU µs/delivery | service CPU ms/event | PostgreSQL CPU ms/event (service\'s sessions / all) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `Targets (issue 18, at ${num(first.subscribers)} subscribers): occurredAt → receipt p99 ≤ ${TARGETS.p99Ms} ms, service event-loop delay ≤ ${TARGETS.loopDelayMs} ms, ` +
+      `≤ ${TARGETS.heapKB} KB of heap per subscriber; at every size, every subscriber connected and received every event.`,
+    '',
+    '| Bus | Subscribers | Connected | Connect s | Events | Received by (fewest) | occurredAt → receipt p50 ms | p99 ms | max ms | first receipt p50 ms | first → last receipt p50 ms | booking answered → last receipt p50 ms | service event-loop delay p99 / max ms | heap per subscriber KB | deliveries/s during fan-out | service CPU µs/delivery | service CPU ms/event | PostgreSQL CPU ms/event (service\'s sessions / all) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map(
       (r) =>
-        `| ${r.label} | ${num(r.connect.connected)} | ${num(r.connect.seconds, 1)} | ${num(r.events)} | ${num(r.minReceivedBy)} | ` +
+        `| ${r.label} | ${num(r.subscribers)} | ${num(r.connect.connected)} | ${num(r.connect.seconds, 1)} | ${num(r.events)} | ${num(r.minReceivedBy)} | ` +
         `${num(r.latency.p50, 1)} | ${num(r.latency.p99, 1)} | ${num(r.latency.max, 1)} | ${num(r.first.p50, 1)} | ${num(r.spread.p50, 1)} | ` +
-        `${num(r.afterAnswer.p50, 1)} | ${num(r.loopDelay.max, 0)} | ${num(r.deliveriesPerSecond)} | ${num(r.cpu.usPerDelivery, 1)} | ${num(r.cpu.usPerEvent / 1000, 1)} | ${pgPerEvent(r)} |`,
+        `${num(r.afterAnswer.p50, 1)} | ${num(r.loopDelay.p99, 0)} / ${num(r.loopDelay.max, 0)} | ${num(heapPerSubscriberKB(r), 1)} | ${num(r.deliveriesPerSecond)} | ` +
+        `${num(r.cpu.usPerDelivery, 1)} | ${num(r.cpu.usPerEvent / 1000, 1)} | ${pgPerEvent(r)} |`,
     ),
     '',
     'Service CPU: `process.cpuUsage()` of the service process over the measured bookings (each booking\'s own requests included) ÷ ' +
@@ -253,13 +271,13 @@ export function subscriptionSection(results: SubscriptionBenchResult[]): string 
     'Memory of the service process, after two full collections (`--expose-gc`): before the subscribers connect, with them all ' +
       'subscribed (after the probe), and after the measured fan-outs; per subscriber = (with − before) ÷ subscribers.',
     '',
-    '| Bus | RSS before MB | RSS with subscribers MB | RSS per subscriber KB | heap used before MB | heap used with subscribers MB | heap per subscriber KB | RSS after fan-outs MB | client process RSS MB |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| Bus | Subscribers | RSS before MB | RSS with subscribers MB | RSS per subscriber KB | heap used before MB | heap used with subscribers MB | heap per subscriber KB | RSS after fan-outs MB | client process RSS MB |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map((r) => {
       const m = r.memory;
       const n = Math.max(1, r.connect.connected);
       return (
-        `| ${r.label} | ${num(m.before.rss / MB, 1)} | ${num(m.after.rss / MB, 1)} | ${num((m.after.rss - m.before.rss) / n / 1024, 1)} | ` +
+        `| ${r.label} | ${num(r.subscribers)} | ${num(m.before.rss / MB, 1)} | ${num(m.after.rss / MB, 1)} | ${num((m.after.rss - m.before.rss) / n / 1024, 1)} | ` +
         `${num(m.before.heapUsed / MB, 1)} | ${num(m.after.heapUsed / MB, 1)} | ${num((m.after.heapUsed - m.before.heapUsed) / n / 1024, 1)} | ` +
         `${num(m.afterFanOut.rss / MB, 1)} | ${num(m.clients.rss / MB, 1)} |`
       );

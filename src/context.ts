@@ -11,6 +11,8 @@ import type { AvailabilityCache } from './services/search/index.js';
 import type { OutcomeRecorder, WebhookSender } from './services/webhooks/index.js';
 import type { EventBus } from './events/bus.js';
 import type { CredentialChanges } from './events/credentialChanges.js';
+import type { SubscriptionSlot } from './events/subscriptionSlots.js';
+import type { BookingEventMessage } from './services/webhooks/index.js';
 
 const SCENARIO_SET: ReadonlySet<string> = new Set(SCENARIOS);
 
@@ -68,7 +70,41 @@ export interface RequestContext {
   readonly scenario: Scenario | undefined;
   /** Per-request batching of provider lookups. */
   readonly loaders: Loaders;
+  /**
+   * A graphql-ws subscription's part in the execution it shares with the others of the same
+   * channel, scopes, document and variables (src/graphql/multiplex.ts); undefined when it runs on
+   * its own (SSE, and every query and mutation).
+   */
+  readonly sharing?: SubscriptionSharing | undefined;
 }
+
+/** Why a shared subscription ends for one subscriber: its credential, its place, or the shared execution failing. */
+export type SubscriptionEnd = 'revoked' | 'lost' | 'failed';
+
+/** What a subscriber of a shared subscription brings to it. */
+export interface SharedSubscriber {
+  readonly channelId: string;
+  /** The subscriber's place among the channel's (SUBSCRIPTIONS_MAX_PER_CHANNEL); losing it ends the subscriber. */
+  readonly slot: SubscriptionSlot;
+  /** Subscribers with equal keys hold the same credential from the same address: asked once per event. */
+  readonly credentialKey: string;
+  /** Whether the subscriber's credential still allows the subscription; asked before each event. */
+  allowed(): Promise<boolean>;
+}
+
+/**
+ * The two parts of a shared subscription. A `member` is one subscriber: once admitted, its
+ * resolver joins the shared execution (which then holds its place) and returns an empty stream;
+ * the events, and the error it may end with, are sent to it from the shared execution. The
+ * `group` is the one execution per event: its resolver takes the channel's events from `source`,
+ * and with them, why some of its subscribers end (their error is executed once for them all).
+ */
+export type SubscriptionSharing =
+  | { readonly role: 'member'; join(subscriber: SharedSubscriber): void }
+  | {
+      readonly role: 'group';
+      source(channelId: string, wanted: ReadonlySet<string> | null): AsyncIterableIterator<BookingEventMessage | SubscriptionEnd>;
+    };
 
 /** A part the context reads when something first asks for it (a logger child, an abort signal). */
 export type Lazy<T> = T | (() => T);
@@ -96,6 +132,7 @@ class HttpRequestContext implements RequestContext {
   readonly credentials?: CredentialHeaders | undefined;
   readonly clientIp?: string | undefined;
   readonly scenario: Scenario | undefined;
+  readonly sharing?: SubscriptionSharing | undefined;
   #logger: Lazy<Logger>;
   #signal: Lazy<AbortSignal | undefined>;
   #loaders: Loaders | undefined;
@@ -109,6 +146,7 @@ class HttpRequestContext implements RequestContext {
     this.authError = parts.authError;
     this.credentials = parts.credentials;
     this.clientIp = parts.clientIp;
+    this.sharing = parts.sharing;
     const header = parts.scenarioHeader;
     this.scenario = deps.config.env === 'sandbox' && SCENARIO_SET.has(header ?? '') ? (header as Scenario) : undefined;
     this.#logger = parts.logger;
@@ -147,6 +185,7 @@ export function exposeRequestContext(target: object, ctx: RequestContext): void 
     credentials: value(ctx.credentials),
     clientIp: value(ctx.clientIp),
     scenario: value(ctx.scenario),
+    sharing: value(ctx.sharing),
     logger: lazy(() => ctx.logger),
     signal: lazy(() => ctx.signal),
     loaders: lazy(() => ctx.loaders),

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
@@ -17,6 +16,12 @@ export interface EventBus {
   /** The channel's events from now on, until the iterator is returned or the bus closes. */
   subscribe(channelId: string): Repeater<BookingEventMessage>;
   /**
+   * Calls `listener` with each of the channel's events from now on, synchronously as the event
+   * arrives, until the returned function is called or the bus closes (then `onClose` is called).
+   * The bus holds one subscription per channel, whatever the number of listeners.
+   */
+  listen(channelId: string, listener: (event: BookingEventMessage) => void, onClose?: () => void): () => void;
+  /**
    * Takes one of the channel's `limit` subscription places (src/events/subscriptionSlots.ts): on
    * this instance, or with Redis across every instance sharing it; null when all are held.
    */
@@ -24,6 +29,12 @@ export interface EventBus {
   /** Subscription places the channel holds on this instance. */
   subscribers(channelId: string): number;
   close(): Promise<void>;
+}
+
+type Listener = (event: BookingEventMessage) => void;
+interface Channel {
+  source: Repeater<BookingEventMessage>;
+  listeners: Set<{ listener: Listener; onClose: () => void }>;
 }
 
 type Topics = { 'booking-events': [channelId: string, event: BookingEventMessage] };
@@ -35,9 +46,9 @@ export function createEventBus(redis: Redis | undefined, logger: Logger): EventB
   let closing = false;
   const subscribeClient = redis?.duplicate();
   subscribeClient?.on('error', () => {});
-  // In memory: one EventTarget with a listener per subscriber; thousands are expected, not a leak.
+  // In memory: one EventTarget with one listener per channel (channels below), so Node's
+  // MaxListenersExceededWarning (over 10 on one event) never fires however many subscribe.
   const local = new EventTarget();
-  setMaxListeners(0, local);
   const pubsub: PubSub<Topics> = createPubSub<Topics>({
     eventTarget:
       redis && subscribeClient
@@ -50,29 +61,66 @@ export function createEventBus(redis: Redis | undefined, logger: Logger): EventB
   // Stops of every open subscription, so closing the bus ends them (and their SSE responses).
   const open = new Set<() => void>();
   const slots = createSubscriptionSlots(redis, logger);
+  // Per channel: its listeners, and the one pubsub subscription that feeds them all.
+  const channels = new Map<string, Channel>();
+  const listen = (channelId: string, listener: Listener, onClose: () => void = () => {}) => {
+    let channel = channels.get(channelId);
+    if (!channel) channel = openChannel(channelId);
+    const entry = { listener, onClose };
+    channel.listeners.add(entry);
+    const current = channel;
+    return () => {
+      if (!current.listeners.delete(entry) || current.listeners.size > 0) return;
+      channels.delete(channelId);
+      void current.source.return();
+    };
+  };
+  const openChannel = (channelId: string): Channel => {
+    const source = pubsub.subscribe('booking-events', channelId);
+    const channel: Channel = { source, listeners: new Set() };
+    channels.set(channelId, channel);
+    void (async () => {
+      try {
+        for await (const event of source) {
+          // A copy: a listener may come or go while the event is handed out.
+          for (const { listener } of [...channel.listeners]) {
+            try {
+              listener(event);
+            } catch (error) {
+              logger.error({ err: error, channelId }, 'event bus: a listener failed');
+            }
+          }
+        }
+      } finally {
+        if (channels.get(channelId) === channel) channels.delete(channelId);
+        for (const { onClose } of channel.listeners) onClose();
+        channel.listeners.clear();
+      }
+    })();
+    return channel;
+  };
   return {
     kind: redis ? 'redis' : 'memory',
     publish(event) {
       pubsub.publish('booking-events', event.channelId, event);
     },
     subscribe(channelId) {
-      const source = pubsub.subscribe('booking-events', channelId);
       return new Repeater<BookingEventMessage>(async (push, stop) => {
         const end = () => stop();
         open.add(end);
-        void stop.then(() => {
-          open.delete(end);
-          return source.return();
-        });
-        for await (const event of source) await push(event);
-        stop();
+        const unlisten = listen(channelId, (event) => void push(event), end);
+        await stop;
+        open.delete(end);
+        unlisten();
       }, new SlidingBuffer(SUBSCRIBER_BUFFER));
     },
+    listen,
     admit: (channelId, limit) => slots.admit(channelId, limit),
     subscribers: (channelId) => slots.held(channelId),
     async close() {
       closing = true;
       for (const end of [...open]) end();
+      for (const channel of [...channels.values()]) await channel.source.return();
       // Before the Redis client quits (app.ts closes it after the bus).
       await slots.close();
       if (subscribeClient) await subscribeClient.quit().catch(() => subscribeClient.disconnect());

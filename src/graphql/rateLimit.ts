@@ -168,3 +168,13 @@ export async function chargeWsOperation(
   );
   return charged && !charged.decision.allowed ? [rateLimitError(charged, false)] : null;
 }
+
+/**
+ * graphql-ws: the one execution that the subscribers of a shared subscription share
+ * (src/graphql/multiplex.ts) is no operation of its own: it carries the charge of the subscription
+ * that started it, so it is not charged again.
+ */
+export function shareCharge(shared: RequestContext, from: RequestContext): void {
+  const charged = charges.get(from);
+  if (charged) charges.set(shared, charged);
+}

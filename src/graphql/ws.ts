@@ -1,11 +1,11 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type DocumentNode, type ExecutionArgs } from 'graphql';
+import { GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { ServerOptions, SubscribePayload } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { errorBody } from '../../rest-adapters/envelope.js';
-import { createRequestContext, type AppDeps } from '../context.js';
+import { createRequestContext, type AppDeps, type RequestContext } from '../context.js';
 import { authenticate, type CredentialHeaders, type Principal } from '../services/access/index.js';
 import {
   AppError,
@@ -20,7 +20,8 @@ import {
   type ConnectionFacts,
 } from '../services/kernel/index.js';
 import { isGraphQLError, maskError } from './maskError.js';
-import { chargeWsOperation } from './rateLimit.js';
+import { createMultiplexer, type Multiplexer, type StartGroup } from './multiplex.js';
+import { chargeWsOperation, shareCharge } from './rateLimit.js';
 import type { GraphQLServer } from './yoga.js';
 
 /** The graphql-ws server of one listening HTTP server. */
@@ -39,7 +40,7 @@ export function attachGraphQLWs(server: Server, deps: AppDeps, graphql: GraphQLS
   const { config } = deps;
   // A graphql-ws message is held to the HTTP body limit (ws's default is 100 MiB).
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes });
-  useServer(graphqlWsOptions(deps, graphql), wss);
+  useServer(graphqlWsOptions(deps, graphql, createMultiplexer(deps.events, deps.logger)), wss);
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (path !== '/graphql' || shuttingDown()) {
@@ -105,10 +106,17 @@ function refuseUpgrade(socket: Duplex, error: AppError): void {
  */
 type WsExtra = Extra & { credentials?: CredentialHeaders; clientIp?: string | undefined; operations?: Set<string> };
 
+/**
+ * What stands for the upgrade request once the connection is accepted: Yoga's envelop is given a
+ * request, and over graphql-ws none of its plugins reads more than that it has no fetch Headers
+ * (incrementalDelivery.ts: always incremental over graphql-ws).
+ */
+const UPGRADED = Object.freeze({ method: 'GET', url: '/graphql', headers: Object.freeze({}) }) as unknown as IncomingMessage;
+
 /** What connection_init says when it carries no credential. */
 export const NO_CREDENTIAL_MESSAGE = 'No credential in connection_init: send X-Api-Key or Authorization, flat or under "headers"';
 
-function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<Record<string, unknown>, WsExtra> {
+function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer, multiplexer: Multiplexer): ServerOptions<Record<string, unknown>, WsExtra> {
   const { maxPerConnection } = deps.config.subscriptions;
   return {
     onConnect: async (ctx) => {
@@ -122,6 +130,9 @@ function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<
           ctx.extra.credentials = credentials;
           ctx.extra.clientIp = clientIp;
           ctx.extra.operations = new Set();
+          // graphql-ws keeps the upgrade request for the connection's life; what is needed of it
+          // is read now (the address), so it goes (its headers: about 1 KB per subscriber).
+          (ctx.extra as { request: IncomingMessage }).request = UPGRADED;
           return true;
         }
         refusal = new UnauthorizedError(NO_CREDENTIAL_MESSAGE);
@@ -139,7 +150,18 @@ function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<
       return false;
     },
     execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
-    subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
+    subscribe: async (args) => {
+      const result = await (args.rootValue as EnvelopedRoot).subscribe(args);
+      // A subscriber admitted into a shared execution (multiplex.ts): its own stream is empty and
+      // what it receives comes from the group. graphql-ws keeps the operation's arguments for its
+      // life; they let go of the subscriber's context, which nothing needs any more.
+      const member = multiplexer.joined((args.contextValue as RequestContext | undefined)?.sharing);
+      if (!member) return result;
+      if (Symbol.asyncIterator in result) await result.return?.();
+      args.contextValue = undefined;
+      args.rootValue = undefined;
+      return member;
+    },
     onSubscribe: async (ctx, operationId, payload) => {
       const operations = (ctx.extra.operations ??= new Set());
       if (operations.size >= maxPerConnection) {
@@ -152,7 +174,7 @@ function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<
       operations.add(operationId);
       let started = false;
       try {
-        const prepared = await prepareOperation(deps, graphql, ctx, payload);
+        const prepared = await prepareOperation(deps, graphql, multiplexer, ctx, operationId, payload);
         started = !Array.isArray(prepared);
         return prepared;
       } finally {
@@ -173,7 +195,9 @@ function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer): ServerOptions<
 async function prepareOperation(
   deps: AppDeps,
   graphql: GraphQLServer,
+  multiplexer: Multiplexer,
   ctx: { extra: WsExtra },
+  operationId: string,
   payload: SubscribePayload,
 ): Promise<readonly GraphQLError[] | ExecutionArgs> {
   const { yoga } = graphql;
@@ -190,14 +214,42 @@ async function prepareOperation(
     authError = toAppError(error);
   }
   const id = crypto.randomUUID();
+  // A subscription shares its execution with the others of the same channel, scopes, document,
+  // operation name and variables (multiplex.ts); the group's execution, started by its first
+  // subscriber, runs through an envelop of its own with the same parts.
+  const start: StartGroup = async (sharing) => {
+    const groupId = crypto.randomUUID();
+    const groupContext = createRequestContext(deps, {
+      requestId: groupId,
+      logger: () => deps.logger.child({ reqId: groupId, transport: 'graphql-ws', shared: true }),
+      principal,
+      authError: null,
+      credentials: ctx.extra.credentials,
+      clientIp: ctx.extra.clientIp,
+      signal: undefined,
+      sharing,
+    });
+    shareCharge(groupContext, requestContext);
+    const shared = yoga.getEnveloped({ ctx: groupContext, request: ctx.extra.request, params: { ...payload, query: source } });
+    return (await shared.subscribe({
+      schema: shared.schema,
+      operationName: payload.operationName,
+      document: shared.parse(source),
+      variableValues: payload.variables,
+      contextValue: await shared.contextFactory(),
+      rootValue: { execute: shared.execute, subscribe: shared.subscribe },
+    })) as AsyncIterable<ExecutionResult> | ExecutionResult;
+  };
   const requestContext = createRequestContext(deps, {
     requestId: id,
-    logger: deps.logger.child({ reqId: id, transport: 'graphql-ws' }),
+    // Made when something logs (most operations never do).
+    logger: () => deps.logger.child({ reqId: id, transport: 'graphql-ws' }),
     principal,
     authError,
     credentials: ctx.extra.credentials,
     clientIp: ctx.extra.clientIp,
     signal: undefined,
+    sharing: principal ? multiplexer.member(sharingKey(principal, source, payload), ctx.extra.socket, operationId, start) : undefined,
   });
   const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
     ctx: requestContext,
@@ -234,9 +286,29 @@ async function prepareOperation(
   return args;
 }
 
+/**
+ * The group of a subscription (multiplex.ts): its channel, its scopes (what the fields may show),
+ * the operation name, the variables (keys sorted at every level) and the document's text.
+ */
+function sharingKey(principal: Principal, source: string, payload: SubscribePayload): string {
+  return [principal.channelId, [...principal.scopes].sort().join(' '), payload.operationName ?? '', sortedJson(payload.variables ?? null), source].join('\n');
+}
+
+function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
+  if (isRecord(value)) {
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => value[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${sortedJson(value[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
 interface EnvelopedRoot {
   execute: (args: unknown) => never;
-  subscribe: (args: unknown) => never;
+  subscribe: (args: unknown) => Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
 }
 
 /**

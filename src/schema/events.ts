@@ -1,6 +1,6 @@
 import { Repeater } from 'graphql-yoga';
 import { principalOf, ServiceUnavailableError, SubscriptionLimitError, UnauthorizedError } from '../services/kernel/index.js';
-import type { RequestContext } from '../context.js';
+import type { RequestContext, SubscriptionEnd } from '../context.js';
 import { authenticate, operationScopes } from '../services/access/index.js';
 import { holding } from '../events/subscriptionSlots.js';
 import type { BookingEventMessage } from '../services/webhooks/index.js';
@@ -17,10 +17,13 @@ import { builder } from './builder.js';
  * webhooks (with retries) and GET /bookings do not.
  */
 
-/** What a subscription yields when its credential stopped being good: the resolver reports it, then it ends. */
-const REVOKED = Symbol('revoked');
-/** What it yields when it lost its place in the channel's limit (src/events/subscriptionSlots.ts). */
-const LOST = Symbol('lost');
+/**
+ * Besides events, a subscription's stream yields why it ends when it ends for a reason of its own
+ * (the resolver reports it as an error, then the stream ends): 'revoked' when its credential
+ * stopped being good, 'lost' when it lost its place in the channel's limit
+ * (src/events/subscriptionSlots.ts), 'failed' when the execution it shared failed.
+ */
+type Streamed = BookingEventMessage | SubscriptionEnd;
 
 /**
  * Whether the credential the subscription started with still allows it: not revoked, not expired,
@@ -28,20 +31,25 @@ const LOST = Symbol('lost');
  * cheap). A revocation drops the credential from the cache when it is announced, so a revoked
  * token or key, or a suspended app, stops receiving at the next event on the instance that made
  * the change and on the others with Redis; without Redis within AUTH_CACHE_TTL_MS, as does an
- * expired token.
+ * expired token. It holds only what it asks with (a shared subscriber keeps it for its life).
  */
-async function stillAllowed(ctx: RequestContext, channelId: string): Promise<boolean> {
-  if (!ctx.credentials) return true;
+function stillAllowed(ctx: RequestContext, channelId: string): () => Promise<boolean> {
+  const { deps, credentials, clientIp } = ctx;
+  return () => credentialAllows(deps, credentials, clientIp, channelId);
+}
+
+async function credentialAllows(deps: RequestContext['deps'], credentials: RequestContext['credentials'], clientIp: string | undefined, channelId: string): Promise<boolean> {
+  if (!credentials) return true;
   try {
-    const principal = await authenticate(ctx.deps.db.prisma, ctx.credentials, {
-      cache: ctx.deps.credentials,
-      clientIp: ctx.clientIp,
-    });
+    const principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials, clientIp });
     return principal?.channelId === channelId && principal.scopes.has('reservations:read');
   } catch {
     return false;
   }
 }
+
+/** The stream of a shared subscriber's own operation: empty (multiplex.ts sends what it receives). */
+async function* nothing(): AsyncGenerator<Streamed> {}
 
 builder.subscriptionField('bookingEvents', (t) =>
   t.field({
@@ -56,6 +64,11 @@ builder.subscriptionField('bookingEvents', (t) =>
     },
     subscribe: async (_root, args, ctx) => {
       const { channelId } = principalOf(ctx);
+      const wanted = args.types?.length ? new Set<string>(args.types) : null;
+      // graphql-ws (src/graphql/multiplex.ts): the one execution shared by the subscribers of the
+      // same channel, scopes, document and variables takes the events; it holds no place, and
+      // each subscriber's credential is asked by the sharing, per subscriber, before each event.
+      if (ctx.sharing?.role === 'group') return ctx.sharing.source(channelId, wanted);
       const { maxPerChannel } = ctx.deps.config.subscriptions;
       // The place is taken with the check (atomically; across instances with Redis), so a burst of
       // subscriptions cannot all pass the check before any of them counts.
@@ -67,18 +80,28 @@ builder.subscriptionField('bookingEvents', (t) =>
         const scope = ctx.deps.events.kind === 'redis' ? 'at once' : 'on one instance';
         throw new SubscriptionLimitError(`A channel holds at most ${maxPerChannel} subscriptions ${scope}`, maxPerChannel);
       }
-      const wanted = args.types?.length ? new Set<string>(args.types) : null;
+      if (ctx.sharing?.role === 'member') {
+        // One subscriber of a shared execution: the events (and its error, if it ends alone) reach
+        // it from there, which now holds its place and gives it back however it ends.
+        ctx.sharing.join({
+          channelId,
+          slot,
+          credentialKey: `${ctx.credentials?.apiKey ?? ''}\n${ctx.credentials?.authorization ?? ''}\n${ctx.clientIp ?? ''}`,
+          allowed: stillAllowed(ctx, channelId),
+        });
+        return nothing();
+      }
       const source = ctx.deps.events.subscribe(channelId);
-      const stream = new Repeater<BookingEventMessage | typeof REVOKED | typeof LOST>(async (push, stop) => {
+      const stream = new Repeater<Streamed>(async (push, stop) => {
         void stop.then(() => source.return());
         void slot.lost.then(async () => {
-          await push(LOST);
+          await push('lost');
           stop();
         });
         for await (const event of source) {
           if (wanted && !wanted.has(event.type)) continue;
-          if (!(await stillAllowed(ctx, channelId))) {
-            await push(REVOKED);
+          if (!(await credentialAllows(ctx.deps, ctx.credentials, ctx.clientIp, channelId))) {
+            await push('revoked');
             break;
           }
           await push(event);
@@ -99,13 +122,14 @@ builder.subscriptionField('bookingEvents', (t) =>
     resolve: (event, _args, ctx) => {
       // Each event is answered afresh: what the edges of its booking load (the property, the
       // reservation, the quote) is read for this event, not remembered from an earlier one.
-      clearAllDataLoaders(ctx);
-      ctx.loaders.property.clearAll();
-      if (event === REVOKED) throw new UnauthorizedError('The credential of this subscription is no longer valid; subscribe again');
-      if (event === LOST) {
+      if (event === 'revoked') throw new UnauthorizedError('The credential of this subscription is no longer valid; subscribe again');
+      if (event === 'lost') {
         const { maxPerChannel } = ctx.deps.config.subscriptions;
         throw new SubscriptionLimitError(`This subscription lost its place among the channel's ${maxPerChannel}; subscribe again`, maxPerChannel);
       }
+      if (event === 'failed') throw new ServiceUnavailableError('Live booking events failed on this instance; subscribe again');
+      clearAllDataLoaders(ctx);
+      ctx.loaders.property.clearAll();
       return event;
     },
   }),

@@ -68,14 +68,14 @@ export function expectBadDateVariable(res: GraphQLResult, path: string): void {
 
 /**
  * A graphql-ws client of the service listening on `port`, with the API key of `who` in
- * connection_init: lazy (it connects with its first operation), never retrying. Put in `opened`,
- * when given, for the test file to dispose of.
+ * connection_init (or the given connection_init payload): lazy (it connects with its first
+ * operation), never retrying. Put in `opened`, when given, for the test file to dispose of.
  */
-export function graphqlWsClient(port: number, who: IssuedCredentials, opened?: Client[]): Client {
+export function graphqlWsClient(port: number, who: IssuedCredentials | { connectionParams: Record<string, unknown> }, opened?: Client[]): Client {
   const client = createClient({
     url: `ws://127.0.0.1:${port}/graphql`,
     webSocketImpl: WebSocket,
-    connectionParams: { 'X-Api-Key': who.api_key },
+    connectionParams: 'connectionParams' in who ? who.connectionParams : { 'X-Api-Key': who.api_key },
     retryAttempts: 0,
     lazy: true,
   });
