@@ -3,14 +3,16 @@
  * and writes the figures into bench/README.md (one block per group) and bench/results.json (one
  * object per scenario and target).
  *
- * Groups (`npm run bench -- <group…>` runs some; all four when none is named):
+ * Groups (`npm run bench -- <group…>` runs some; all five when none is named):
  * - http: the REST property read, GraphQL property + room types and the availability-search mix
  *   (provider in process and out of process), each beside its plain, Hono (and Yoga) twins
  *   (bench/http.ts);
  * - flow: complete v1 booking flows on PostgreSQL (provider in process, then out of process),
  *   beside pgbench's TPC-B (bench/flow.ts);
  * - webhooks: webhook events end to end (bench/webhooks.ts);
- * - subscriptions: graphql-ws subscribers on one instance (bench/subscriptions.ts).
+ * - subscriptions: graphql-ws subscribers on one instance (bench/subscriptions.ts);
+ * - fault: the service killed with SIGKILL under booking load on PostgreSQL, restarted, and the time
+ *   until no booking is left in flight (bench/fault.ts).
  *
  * Every child process (service, twins, simulator, receiver, subscribers) is started and stopped
  * by bench/children.ts; the load generators run here, so they never share an event loop with the
@@ -18,6 +20,7 @@
  */
 import { ask, stopAllChildren, startChild, startSimulator, stopChild, type SimulatorChild } from './children.js';
 import { postgresCpu, treeCpu, type PostgresCpu } from './cpu.js';
+import { faultGroup } from './fault.js';
 import { checkLedger, dropSchema, dropScratchSchemas, runFlows, runPgbench, scratchSchema, serverVersion, STEPS, type FlowResult, type LedgerCheck, type PgbenchResult } from './flow.js';
 import { HTTP_SCENARIOS, httpGroup, type HttpScenario } from './http.js';
 import { complete, endLine, fmt, GROUPS, loadAverage, micros, ratio, RUN, runLine, writeReadme, writeResults, baselineOf, type Group, type GroupObject } from './report.js';
@@ -46,6 +49,10 @@ const webhookSeconds = positiveInt('BENCH_WEBHOOK_SECONDS', 5);
 const webhookBacklog = positiveInt('BENCH_WEBHOOK_BACKLOG', 1000);
 const subscribers = positiveInt('BENCH_SUBSCRIBERS', 5000);
 const subscriptionBookings = positiveInt('BENCH_SUBSCRIPTION_BOOKINGS', 5);
+const faultUsers = positiveInt('BENCH_FAULT_USERS', 20);
+const faultLoadSeconds = positiveInt('BENCH_FAULT_LOAD_SECONDS', 5);
+const faultBookDelayMs = positiveInt('BENCH_FAULT_BOOK_DELAY_MS', 200, true);
+const faultTimeoutSeconds = positiveInt('BENCH_FAULT_TIMEOUT_SECONDS', 240);
 /** BENCH_HTTP_SCENARIOS: some of rest, graphql, search (comma-separated); all by default. */
 const httpOnly: readonly HttpScenario[] = (() => {
   const raw = process.env.BENCH_HTTP_SCENARIOS;
@@ -598,6 +605,16 @@ async function main(): Promise<boolean> {
     flow: () => flowGroup(source),
     webhooks: () => webhooksGroup(source),
     subscriptions: () => subscriptionsGroup(source),
+    fault: () =>
+      faultGroup({
+        source,
+        databaseUrl,
+        users: faultUsers,
+        loadSeconds: faultLoadSeconds,
+        bookDelayMs: faultBookDelayMs,
+        timeoutSeconds: faultTimeoutSeconds,
+        simulatorSize: SIMULATOR_SIZE,
+      }),
   };
   let ok = true;
   for (const group of groups) {

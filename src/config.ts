@@ -37,6 +37,7 @@ const envSchema = z.object({
   PENDING_DEADLINE_MINUTES: z.coerce.number().int().positive().max(7 * 24 * 60).default(24 * 60),
   /** How often bookings are compared with the provider and overdue pending ones cancelled; 0: never. */
   BOOKING_SYNC_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
+  BOOKING_RECOVERY_INTERVAL_MS: z.coerce.number().int().min(0).default(2_000),
   /** How often the outbox and due webhook deliveries are checked when no notification wakes the dispatcher; 0: no dispatcher in this instance. */
   EVENTS_POLL_INTERVAL_MS: z.coerce.number().int().min(0).default(1_000),
   /** A webhook attempt that has no complete answer by then has failed. */
@@ -240,7 +241,7 @@ const configSchema = envSchema.transform((e, ctx) => {
     contentCache: { size: e.CONTENT_CACHE_SIZE, ttlMs: e.CONTENT_CACHE_TTL_MS },
     searchCache: { ttlMs: e.SEARCH_CACHE_TTL_MS, maxBytes: e.SEARCH_CACHE_MAX_MB * 1024 * 1024 },
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
-    bookings: { pendingDeadlineMinutes: e.PENDING_DEADLINE_MINUTES, syncIntervalMs: e.BOOKING_SYNC_INTERVAL_MS },
+    bookings: { pendingDeadlineMinutes: e.PENDING_DEADLINE_MINUTES, syncIntervalMs: e.BOOKING_SYNC_INTERVAL_MS, recoveryIntervalMs: e.BOOKING_RECOVERY_INTERVAL_MS },
     events: { pollIntervalMs: e.EVENTS_POLL_INTERVAL_MS },
     subscriptions: { maxPerChannel: e.SUBSCRIPTIONS_MAX_PER_CHANNEL, maxPerConnection: e.SUBSCRIPTIONS_MAX_PER_CONNECTION },
     webhooks: {

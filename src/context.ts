@@ -17,6 +17,8 @@ const SCENARIO_SET: ReadonlySet<string> = new Set(SCENARIOS);
 /** What the process holds for its whole life: configuration, connections, shared limiters. */
 export interface AppDeps {
   readonly config: Config;
+  /** This process's identity: the owner written on the bookings and cancellations it has in flight. */
+  readonly instanceId: string;
   readonly db: Database;
   readonly redis: Redis | undefined;
   readonly logger: Logger;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { AppDeps } from './context.js';
@@ -51,6 +52,16 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     await db.close();
     throw error;
   }
+  // This instance's identity, and its liveness lease for as long as it lives (db/client.ts): the
+  // bookings and cancellations it has in flight carry the id, and another instance takes them over
+  // as soon as the lease is gone (services/bookings/sync.ts, recoverInFlight).
+  const instanceId = randomUUID();
+  try {
+    await db.holdLiveness(instanceId, (error) => logger.warn({ err: error, instance: instanceId }, 'liveness connection lost; taking the lock again'));
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
   // Without UPSTREAM_URL the bundled simulator serves on a loopback port of this process, so the
   // service always speaks to its provider through the same HTTP client.
@@ -73,6 +84,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const clock = options.clock ?? (() => new Date());
   const deps: AppDeps = {
     config,
+    instanceId,
     db,
     redis,
     logger,

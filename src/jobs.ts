@@ -1,6 +1,6 @@
 import type { AppDeps } from './context.js';
 import type { Dispatcher } from './events/dispatcher.js';
-import { purgeExpired } from './services/bookings/index.js';
+import { purgeExpired, recoverInFlight } from './services/bookings/index.js';
 import { runBookingSync } from './services/reservations/index.js';
 import { purgeDeliveries } from './services/webhooks/index.js';
 
@@ -9,7 +9,7 @@ export interface Jobs {
   stop(): Promise<void>;
 }
 
-/** Starts this instance's periodic work: the outbox dispatcher, and the booking sync with the purges. */
+/** Starts this instance's periodic work: the outbox dispatcher, the recovery of bookings left in flight, and the booking sync with the purges. */
 export async function startJobs(deps: AppDeps, dispatcher: Dispatcher): Promise<Jobs> {
   const { config, logger } = deps;
   if (config.events.pollIntervalMs > 0) await dispatcher.start();
@@ -28,9 +28,23 @@ export async function startJobs(deps: AppDeps, dispatcher: Dispatcher): Promise<
         }, config.bookings.syncIntervalMs).unref()
       : undefined;
 
+  // Bookings and cancellations left in flight by instances that are gone (a previous run of this
+  // one included) are settled from the provider's answer at once, then looked for every
+  // BOOKING_RECOVERY_INTERVAL_MS; one pass at a time.
+  let recovering: Promise<unknown> | undefined;
+  const recover = () => {
+    recovering ??= recoverInFlight(deps)
+      .catch((error: unknown) => logger.error({ err: error }, 'recovery of bookings left in flight failed'))
+      .finally(() => (recovering = undefined));
+  };
+  const recoveryTimer = config.bookings.recoveryIntervalMs > 0 ? setInterval(recover, config.bookings.recoveryIntervalMs).unref() : undefined;
+  if (recoveryTimer) recover();
+
   return {
     async stop() {
       clearInterval(syncTimer);
+      clearInterval(recoveryTimer);
+      await recovering;
       await syncing;
       await dispatcher.stop();
     },

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -27,7 +28,21 @@ export interface Database {
    * Resolves with a function that stops listening.
    */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * This instance's liveness lease: a session advisory lock derived from `instanceId`, held on a
+   * connection of its own for as long as the process lives (PostgreSQL drops it the moment the
+   * process or its connection dies). A lost connection is made again and the lock taken again;
+   * `onLost` hears of the loss. Resolves, once the lock is held, with a function that lets it go.
+   */
+  holdLiveness(instanceId: string, onLost?: (error: unknown) => void): Promise<() => Promise<void>>;
+  /** Of `instanceIds`, those whose liveness lock nobody holds: their instance is gone. */
+  goneInstances(instanceIds: readonly string[]): Promise<string[]>;
   close(): Promise<void>;
+}
+
+/** The advisory lock key of an instance's liveness lease: 64 bits of its id's SHA-256, as PostgreSQL's bigint. */
+export function livenessKey(instanceId: string): string {
+  return createHash('sha256').update(`liveness:${instanceId}`).digest().readBigInt64BE(0).toString();
 }
 
 // Prisma's own advisory lock id, so this runner and `prisma migrate deploy` exclude each other.
@@ -53,6 +68,8 @@ async function openPostgres(url: string, schema: string): Promise<Database> {
   const prisma = new PrismaClient({
     adapter: new PrismaPg({ connectionString: url, options: searchPath, max: 10 }, { schema }),
   });
+  // Liveness locks held by this process (holdLiveness), let go on close.
+  const releases = new Set<() => Promise<void>>();
   return {
     kind: 'postgres',
     prisma,
@@ -76,7 +93,34 @@ async function openPostgres(url: string, schema: string): Promise<Database> {
       await pool.query('SELECT 1');
     },
     listen: (channel, onNotify) => listenPostgres(url, channel, onNotify),
+    async holdLiveness(instanceId, onLost) {
+      const release = await holdPostgresLiveness(url, livenessKey(instanceId), onLost);
+      releases.add(release);
+      return async () => {
+        releases.delete(release);
+        await release();
+      };
+    },
+    async goneInstances(instanceIds) {
+      if (!instanceIds.length) return [];
+      // Another session that can take an instance's lock proves nobody holds it; let go at once.
+      const client = await pool.connect();
+      try {
+        const gone: string[] = [];
+        for (const id of instanceIds) {
+          const key = livenessKey(id);
+          const { rows } = await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [key]);
+          if (!rows[0]?.got) continue;
+          await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+          gone.push(id);
+        }
+        return gone;
+      } finally {
+        client.release();
+      }
+    },
     close: once(async () => {
+      await Promise.all([...releases].map((release) => release()));
       await prisma.$disconnect();
       await pool.end();
     }),
@@ -88,6 +132,7 @@ async function openPglite(config: Config): Promise<Database> {
   mkdirSync(dir, { recursive: true });
   const db = await PGlite.create(dir);
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+  let living: string | undefined;
   return {
     kind: 'pglite',
     prisma,
@@ -108,6 +153,14 @@ async function openPglite(config: Config): Promise<Database> {
         await stop().catch(() => {});
       };
     },
+    // One process owns the data directory: an instance other than this one is a past incarnation.
+    async holdLiveness(instanceId) {
+      living = instanceId;
+      return async () => {
+        if (living === instanceId) living = undefined;
+      };
+    },
+    goneInstances: async (instanceIds) => instanceIds.filter((id) => id !== living),
     close: once(async () => {
       await prisma.$disconnect();
       await db.close();
@@ -144,6 +197,53 @@ async function listenPostgres(url: string, channel: string, onNotify: (payload: 
     }
   };
   await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const last = client;
+    client = undefined;
+    await last?.end().catch(() => {});
+  };
+}
+
+/**
+ * Holds the advisory lock `key` on a connection of its own, with TCP keepalives both ways so that
+ * a host that vanishes (not only a process that dies) frees it within about half a minute. A lost
+ * connection is made again every second and the lock taken again.
+ */
+async function holdPostgresLiveness(url: string, key: string, onLost?: (error: unknown) => void) {
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  // One way back after any loss: drop the connection, tell, try again in a second (once).
+  const lost = (from: pg.Client | undefined, error: unknown) => {
+    if (from !== client) return;
+    client = undefined;
+    from?.end().catch(() => {});
+    if (stopped || retry) return;
+    onLost?.(error);
+    retry = setTimeout(() => {
+      retry = undefined;
+      void connect().catch((e: unknown) => lost(client, e));
+    }, 1_000).unref();
+  };
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    next.on('error', (error) => lost(next, error));
+    next.on('end', () => lost(next, new Error('the liveness connection ended')));
+    client = next;
+    await next.connect();
+    await next.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3');
+    await next.query('SELECT pg_advisory_lock($1::bigint)', [key]);
+  };
+  // The first lock is taken before the instance writes anything; failing here fails the start.
+  try {
+    await connect();
+  } catch (error) {
+    stopped = true;
+    await client?.end().catch(() => {});
+    throw error;
+  }
   return async () => {
     stopped = true;
     clearTimeout(retry);

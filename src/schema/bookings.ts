@@ -8,7 +8,7 @@ import {
   cancelBooking,
   cancellationQuote,
   createBooking,
-  getBooking,
+  readBooking,
   InsufficientBalanceError,
   NotCancellableError,
   NotModifiableError,
@@ -213,7 +213,7 @@ builder.queryFields((t) => ({
     authScopes: operationScopes('booking.read'),
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id: bookingId }) },
-    resolve: (_root, args, ctx) => orNull(getBooking(ctx, args.id)),
+    resolve: (_root, args, ctx) => orNull(readBooking(ctx, args.id)),
   }),
   cancellationQuote: t.field({
     type: CancellationQuoteRef,

@@ -3,7 +3,7 @@ import { AlreadyCancelledError, BookTokenError, InsufficientBalanceError, NotCan
 import {
   cancelReservation,
   createReservation,
-  getReservation,
+  readReservation,
   reservationCursor,
   reservationRules as rules,
   reservationView,
@@ -220,7 +220,7 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     validate: { schema: z.object({ id: reservationId }) },
     resolve: async (_root, args, ctx) => {
-      const found = await orNull(getReservation(ctx, args.id));
+      const found = await orNull(readReservation(ctx, args.id));
       return found && reservationView(found);
     },
   }),

@@ -250,13 +250,14 @@ export async function sameRateTokens(
 /**
  * Writes what step 1 of a creation writes (the `processing` row and, when `charged` on a
  * production service, the charge) for the offer of `bookToken`, as a process that stopped before
- * the provider's answer would leave it. `createdAt` lets the row look old enough for the sweeper.
+ * the provider's answer would leave it. `createdAt` lets the row look old enough for the sweeper;
+ * `leaseOwner` names the instance whose request it is (none: a row from before owners were kept).
  */
 export async function insertProcessingBooking(
   t: TestService,
   who: IssuedCredentials,
   bookToken: string,
-  options: { createdAt: Date; charged: boolean },
+  options: { createdAt: Date; charged: boolean; leaseOwner?: string },
 ): Promise<Booking> {
   const { deps } = t.service;
   const offer = await deps.tokens.verify('book', bookToken, offerClaims, { now: deps.clock(), channelId: who.user_id });
@@ -296,6 +297,7 @@ export async function insertProcessingBooking(
         cancellationPolicy: plan.cancellation_policy,
         createdAt: options.createdAt,
         updatedAt: options.createdAt,
+        leaseOwner: options.leaseOwner ?? null,
       },
     });
     await postBookingMoney(tx, deps.config.env, booking, -amount, 'booking_charge');

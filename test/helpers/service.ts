@@ -60,7 +60,7 @@ export interface GraphQLResult {
 
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'channel-test-'));
-  // No background booking sync: tests run it when they mean to (runBookingSync).
+  // No background booking sync or recovery: tests run them when they mean to (runBookingSync, recoverInFlight).
   // Webhook receivers of tests listen on loopback; the tests of the address rule turn this off.
   // Tests speak plain HTTP in production mode too; test/platform/transport.test.ts tests REQUIRE_HTTPS.
   const env: Record<string, string> = {
@@ -69,6 +69,7 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     LOG_LEVEL: 'silent',
     PORT: '0',
     BOOKING_SYNC_INTERVAL_MS: '0',
+    BOOKING_RECOVERY_INTERVAL_MS: '0',
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
   };
   if (process.env.DATABASE_URL) {

@@ -1,4 +1,4 @@
-import { cancelBooking, cancellationQuote, createBooking, getBooking, listBookings, toBookingRecord, updateBooking } from '../../../src/services/bookings/index.js';
+import { cancelBooking, cancellationQuote, createBooking, getBooking, listBookings, readBooking, toBookingRecord, updateBooking } from '../../../src/services/bookings/index.js';
 import { NotImplementedError } from '../../../src/services/kernel/index.js';
 import { ok } from '../../envelope.js';
 import type { AppRouteHandler } from '../../env.js';
@@ -51,7 +51,7 @@ export const list: AppRouteHandler<typeof routes.listRoute> = async (c) => {
 };
 
 export const get: AppRouteHandler<typeof routes.getRoute> = async (c) =>
-  ok(c, toBookingRecord(await getBooking(c.get('ctx'), c.req.valid('param').id)));
+  ok(c, toBookingRecord(await readBooking(c.get('ctx'), c.req.valid('param').id)));
 
 export const patch: AppRouteHandler<typeof routes.patchRoute> = async (c) => {
   const b = c.req.valid('json');

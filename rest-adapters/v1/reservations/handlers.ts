@@ -1,5 +1,5 @@
 import type { z } from '@hono/zod-openapi';
-import { cancelReservation, cancelReservationRoom, createReservation, getReservation, listReservations, updateReservation } from '../../../src/services/reservations/index.js';
+import { cancelReservation, cancelReservationRoom, createReservation, listReservations, readReservation, updateReservation } from '../../../src/services/reservations/index.js';
 import { ok } from '../../envelope.js';
 import type { AppRouteHandler } from '../../env.js';
 import { paginationToWire } from '../search/wire.js';
@@ -34,7 +34,7 @@ export const list: AppRouteHandler<typeof routes.listRoute> = async (c) => {
 };
 
 export const get: AppRouteHandler<typeof routes.getRoute> = async (c) =>
-  ok(c, reservationToWire(await getReservation(c.get('ctx'), c.req.valid('param').id)));
+  ok(c, reservationToWire(await readReservation(c.get('ctx'), c.req.valid('param').id)));
 
 export const patch: AppRouteHandler<typeof routes.patchRoute> = async (c) => {
   const reservation = await updateReservation(c.get('ctx'), c.req.valid('param').id, updateReservationInput(c.req.valid('json')));

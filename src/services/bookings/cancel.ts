@@ -7,7 +7,7 @@ import { postBookingMoney } from './ledger.js';
 import type { CancellationPolicyType } from '../catalog/index.js';
 import { AlreadyCancelledError, CancellationNotConfirmedError, NotCancellableError } from './errors.js';
 import { getBooking } from './list.js';
-import { dateOnly } from './record.js';
+import { dateOnly, isUnsettled } from './record.js';
 import { move, transact } from './transitions.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -61,8 +61,12 @@ export function quoteOf(booking: Booking, at: Date): CancellationQuote {
   return { booking, ...chargesOf(booking, at), final: false };
 }
 
-/** quoteOf, or null where it refuses: for a list of bookings, where a refusal is not an error. */
+/**
+ * quoteOf, or null where it refuses: for a list of bookings, where a refusal is not an error. A
+ * booking read while in flight (it reads pending) has no quote: cancelling it is 404 until settled.
+ */
 export function quoteOrNull(booking: Booking, at: Date): CancellationQuote | null {
+  if (isUnsettled(booking)) return null;
   try {
     return quoteOf(booking, at);
   } catch (error) {
@@ -85,7 +89,7 @@ export async function cancelBooking(ctx: RequestContext, id: string): Promise<Bo
   refuseCancel(booking);
   const now = deps.clock();
   const started = await transact(deps, (tx) =>
-    move(tx, booking, 'cancel_requested', { previousStatus: booking.status, cancelRequestedAt: now }, now),
+    move(tx, booking, 'cancel_requested', { previousStatus: booking.status, cancelRequestedAt: now, leaseOwner: deps.instanceId }, now),
   );
   if (!started) {
     refuseCancel(await getBooking(ctx, id));

@@ -25,8 +25,8 @@ import { move, transact } from './transitions.js';
  *   3. one transaction: `confirmed` or `pending` with its events; or, when the provider refused or
  *      failed, `void` with the charge given back (and, after a failure, the provider told to
  *      cancel whatever it may hold).
- * A crash between the steps leaves a `processing` row the sweeper (sync.ts) settles by
- * asking the provider.
+ * A crash between the steps leaves a `processing` row owned by this instance (leaseOwner); any
+ * instance settles it by asking the provider as soon as this one is gone (sync.ts, recoverInFlight).
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -174,6 +174,8 @@ export async function bookOffers(ctx: RequestContext, offers: OfferToBook[], nam
           cancellationFee: null,
           upstreamCleanup: false,
           syncedAt: null,
+          // In flight for this instance until settled (recoverInFlight takes it if the instance dies).
+          leaseOwner: deps.instanceId,
           createdAt: now,
           updatedAt: now,
         },

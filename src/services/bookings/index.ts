@@ -14,19 +14,19 @@ export {
   PriceChangedError,
   SoldOutError,
 } from './errors.js';
-export { dateOnly, dateValue, fromBookingRecord, toBookingRecord } from './record.js';
+export { asRead, dateOnly, dateValue, fromBookingRecord, toBookingRecord } from './record.js';
 export type { Booking, BookingRecord, BookingView } from './record.js';
-export { BOOKING_EVENT_TYPES, OPERATOR_REPORTABLE, VISIBLE_STATUSES, isVisible } from './states.js';
+export { BOOKING_EVENT_TYPES, OPERATOR_REPORTABLE, VISIBLE_STATUSES, isVisible, listedStatuses, readStatus } from './states.js';
 export type { BookingEventType, BookingStatus, VisibleStatus } from './states.js';
 export { InsufficientBalanceError, movesBookingMoney, post, postBookingMoney } from './ledger.js';
 export { recordEvents, transact } from './transitions.js';
 export { claim, fingerprintOf, purgeExpired, settle } from './idempotency.js';
-export { bookingCursor, bookingEvents, bookingWindow, getBooking, getBookings, listBookings } from './list.js';
+export { bookingCursor, bookingEvents, bookingWindow, getBooking, getBookings, listBookings, readBooking } from './list.js';
 export type { BookingEventEntry, BookingFilterValues, BookingPage, FilterNames } from './list.js';
 export { bookOffers, createBooking, verifyBookToken } from './create.js';
 export type { OfferToBook, PartyNames, RoomToBook } from './create.js';
 export { changedGuestFields, refuseModify, updateBooking } from './update.js';
 export { applyReported, cancelBooking, cancellationQuote, chargesOf, quoteOrNull, refuseCancel } from './cancel.js';
 export type { CancellationQuote } from './cancel.js';
-export { newSyncReport, reportStatus, settleLeftoversAndLive, settleOverdueAndStuck } from './sync.js';
+export { newSyncReport, recoverInFlight, reportStatus, settleLeftoversAndLive, settleOverdueAndStuck } from './sync.js';
 export type { SyncReport } from './sync.js';

@@ -1,15 +1,19 @@
 import type { RequestContext } from '../../context.js';
 import { Prisma, type Booking } from '../../generated/prisma/client.js';
-import { VISIBLE_STATUSES, type VisibleStatus } from './states.js';
+import { listedStatuses, VISIBLE_STATUSES, type VisibleStatus } from './states.js';
 import { cursorOf, keysetQuery, NotFoundError, principalOf, rowsById, ValidationError, type WindowedList } from '../kernel/index.js';
 import { pageOf, type Page } from '../search/index.js';
-import { dateValue, type BookingRecord } from './record.js';
+import { asRead, dateValue, type BookingRecord } from './record.js';
 import { isUuid } from './rules.js';
 
 // ---------------------------------------------------------------------------------------------
 // Read
 
-/** A booking of the caller's channel; anything else (another channel's, malformed id) is 404. */
+/**
+ * A booking of the caller's channel to act on (cancel, modify, quote): settled, so one whose
+ * creation is still in flight or booked nothing is 404 here; anything else (another channel's,
+ * malformed id) is 404 too.
+ */
 export async function getBooking(ctx: RequestContext, id: string): Promise<Booking> {
   const channelId = principalOf(ctx).channelId;
   const booking = isUuid(id)
@@ -20,12 +24,25 @@ export async function getBooking(ctx: RequestContext, id: string): Promise<Booki
 }
 
 /**
- * Bookings of the caller's channel by id, in the order asked, in one query: null where the channel
- * has none (another channel's, a malformed id). The batch behind GraphQL's Booking loader.
+ * A booking of the caller's channel to read, whatever became of it: one whose creation is in
+ * flight reads `pending`, one that booked nothing `failed` (asRead), so the booking a
+ * BOOK_TOKEN_USED names is always there. Another channel's or a malformed id is 404.
+ */
+export async function readBooking(ctx: RequestContext, id: string): Promise<Booking> {
+  const channelId = principalOf(ctx).channelId;
+  const booking = isUuid(id) ? await ctx.deps.db.prisma.booking.findFirst({ where: { id: id.toLowerCase(), channelId } }) : null;
+  if (!booking) throw new NotFoundError(`Booking ${id} was not found`);
+  return asRead(booking);
+}
+
+/**
+ * Bookings of the caller's channel by id, in the order asked, in one query, as readBooking reads
+ * them: null where the channel has none (another channel's, a malformed id). The batch behind
+ * GraphQL's Booking loader.
  */
 export function getBookings(ctx: RequestContext, ids: readonly string[]): Promise<(Booking | null)[]> {
   const channelId = principalOf(ctx).channelId;
-  return rowsById(ids, (wanted) => ctx.deps.db.prisma.booking.findMany({ where: { id: { in: wanted }, channelId, status: { in: [...VISIBLE_STATUSES] } } }));
+  return rowsById(ids, async (wanted) => (await ctx.deps.db.prisma.booking.findMany({ where: { id: { in: wanted }, channelId } })).map(asRead));
 }
 
 
@@ -67,7 +84,7 @@ export async function listBookings(ctx: RequestContext, filters: BookingFilters,
       take: filters.perPage,
     }),
   ]);
-  return pageOf(items, total, filters.page, filters.perPage);
+  return pageOf(items.map(asRead), total, filters.page, filters.perPage);
 }
 
 /**
@@ -82,15 +99,19 @@ export function bookingWindow(
   const where = bookingsWhere(ctx, filters, names);
   const { prisma } = ctx.deps.db;
   return {
-    rows: (window) => {
+    rows: async (window) => {
       const keyset = keysetQuery(BOOKING_LIST, 'desc', window);
-      return prisma.booking.findMany({ where: { AND: [where, ...keyset.where] }, orderBy: keyset.orderBy, take: window.limit });
+      const rows = await prisma.booking.findMany({ where: { AND: [where, ...keyset.where] }, orderBy: keyset.orderBy, take: window.limit });
+      return rows.map(asRead);
     },
     count: () => prisma.booking.count({ where }),
   };
 }
 
-/** Which bookings a list shows. Date bounds are inclusive days; `created_*` days are UTC. */
+/**
+ * Which bookings a list shows (listedStatuses: a booking in flight is there as `pending`). Date
+ * bounds are inclusive days; `created_*` days are UTC.
+ */
 function bookingsWhere(ctx: RequestContext, filters: BookingFilterValues, names: FilterNames): Prisma.BookingWhereInput {
   const channelId = principalOf(ctx).channelId;
   const issues = [];
@@ -103,7 +124,7 @@ function bookingsWhere(ctx: RequestContext, filters: BookingFilterValues, names:
   if (issues.length) throw new ValidationError(issues);
   return {
     channelId,
-    status: filters.status ?? { in: [...VISIBLE_STATUSES] },
+    status: { in: listedStatuses(filters.status) },
     checkin: {
       ...(filters.checkinFrom && { gte: dateValue(filters.checkinFrom) }),
       ...(filters.checkinTo && { lte: dateValue(filters.checkinTo) }),

@@ -1,5 +1,5 @@
 import type { Booking } from '../../generated/prisma/client.js';
-import { isVisible, type VisibleStatus } from './states.js';
+import { isVisible, readStatus, type VisibleStatus } from './states.js';
 import type { CancellationPolicyType } from '../catalog/index.js';
 
 export type { Booking };
@@ -39,6 +39,22 @@ export interface BookingRecord {
   cancellationFee: string | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/** The copies asRead made of bookings in flight or void. */
+const unsettled = new WeakSet<Booking>();
+
+/** A booking row as a partner reads it: its status as readStatus (states.ts) says; for reads only. */
+export function asRead(b: Booking): Booking {
+  if (isVisible(b.status)) return b;
+  const read = { ...b, status: readStatus(b.status) };
+  unsettled.add(read);
+  return read;
+}
+
+/** True for what asRead made of a booking in flight or void: it reads pending or failed, but nothing can be done to it yet. */
+export function isUnsettled(b: Booking): boolean {
+  return unsettled.has(b);
 }
 
 export function toBookingRecord(b: Booking): BookingRecord {

@@ -5,7 +5,8 @@ import { ConflictError, VISIBLE_BOOKING_STATUSES, type VisibleBookingStatus } fr
  * The booking state machine (docs/spec/channel-api.md §3.1, docs/spec/DECISIONS.md), in one place. Every status change of a
  * booking goes through `transition()`, which refuses any move not in the table and names the
  * event the move writes. `processing` and `void` are internal: a booking the provider has not
- * answered for yet, and an attempt that booked nothing; partners never see either.
+ * answered for yet, and an attempt that booked nothing; partners read them as `pending` and
+ * `failed` (readStatus), never by their own names.
  */
 
 export type { BookingStatus };
@@ -14,7 +15,7 @@ export type { BookingStatus };
 export const VISIBLE_STATUSES = VISIBLE_BOOKING_STATUSES;
 export type VisibleStatus = VisibleBookingStatus;
 
-/** The statuses partners never see. */
+/** The statuses partners never see by their own names (readStatus maps them). */
 const INTERNAL_STATUSES = ['processing', 'void'] as const;
 
 // Every booking status is either visible or internal, and the database knows no other: a status
@@ -138,4 +139,24 @@ export function pathTo(from: BookingStatus, to: BookingStatus): Trigger[] | null
 
 export function isVisible(status: BookingStatus): status is VisibleStatus {
   return (VISIBLE_STATUSES as readonly string[]).includes(status);
+}
+
+/**
+ * The status a partner reads (docs/decisions.md, "Reading a booking whose outcome is unknown"): its
+ * own, except that `processing` (the provider's answer is not in yet) reads `pending`, and `void`
+ * (the creation booked nothing) reads `failed`. So a booking that a BOOK_TOKEN_USED names is always
+ * there to read.
+ */
+export function readStatus(status: BookingStatus): VisibleStatus {
+  if (isVisible(status)) return status;
+  return status === 'processing' ? 'pending' : 'failed';
+}
+
+/**
+ * The statuses a list shows for its `status` filter: the visible ones, and `processing` as
+ * `pending`. Void attempts are not listed: they booked nothing (read by id, they are `failed`).
+ */
+export function listedStatuses(filter?: VisibleStatus): BookingStatus[] {
+  if (filter === undefined) return [...VISIBLE_STATUSES, 'processing'];
+  return filter === 'pending' ? ['pending', 'processing'] : [filter];
 }

@@ -85,21 +85,65 @@ export async function settleOverdueAndStuck(deps: AppDeps, report: SyncReport, n
     take: BATCH,
   });
   await each(deps, stuck, report, async (booking) => {
-    const provider = await deps.upstream.getBooking(booking.id);
-    if (booking.status === 'processing') {
-      // No answer was given for it (the process stopped): the provider's view decides.
-      if (provider) await settleCreation(deps, booking, provider);
-      // Keep watching the reference: a booking request may still reach the provider late.
-      else await voidAttempt(deps, booking, true);
-    } else if (provider?.status === 'cancelled' || (provider === null && cancelsUnknownToProvider(deps, booking, 'a cancellation was cut short'))) {
-      await completeCancel(deps, booking, booking.cancelRequestedAt ?? now);
-    } else {
-      // The provider holds it live, or (production) does not know it: back as it was.
-      await revertCancel(deps, booking);
-    }
+    await settleInFlight(deps, booking, now);
     report.settled++;
   });
+}
 
+/**
+ * Settles a creation (`processing`) or cancellation (`cancelling`) whose request gave no answer,
+ * from the provider's view of the reference: the one rule for the sweeper's stale rows and for
+ * the rows of an instance that is gone (recoverInFlight). Every move is conditional, so a request
+ * or another instance settling the same row first wins and this changes nothing.
+ */
+async function settleInFlight(deps: AppDeps, booking: Booking, now: Date): Promise<void> {
+  const provider = await deps.upstream.getBooking(booking.id);
+  if (booking.status === 'processing') {
+    // No answer was given for it (the process stopped): the provider's view decides.
+    if (provider) await settleCreation(deps, booking, provider);
+    // Keep watching the reference: a booking request may still reach the provider late.
+    else await voidAttempt(deps, booking, true);
+  } else if (provider?.status === 'cancelled' || (provider === null && cancelsUnknownToProvider(deps, booking, 'a cancellation was cut short'))) {
+    await completeCancel(deps, booking, booking.cancelRequestedAt ?? now);
+  } else {
+    // The provider holds it live, or (production) does not know it: back as it was.
+    await revertCancel(deps, booking);
+  }
+}
+
+/**
+ * Takes over the bookings and cancellations that instances now gone left in flight, at once: a
+ * row's owner (leaseOwner) is gone when its liveness lock is free (db/client.ts; a previous run of
+ * this instance is such an owner too). Rows of a living owner stay with it (and, should its request
+ * have died without the process, the sweeper's request lease still settles them); rows without an
+ * owner (written before owners were recorded) are the sweeper's. The service runs it at start and
+ * every BOOKING_RECOVERY_INTERVAL_MS (jobs.ts). Returns the report (settled: rows taken over).
+ */
+export async function recoverInFlight(deps: AppDeps, report: SyncReport = newSyncReport()): Promise<SyncReport> {
+  const { prisma } = deps.db;
+  const inFlight = { status: { in: ['processing', 'cancelling'] as BookingStatus[] }, leaseOwner: { not: null } };
+  const owners = await prisma.booking.findMany({
+    where: { ...inFlight, NOT: { leaseOwner: deps.instanceId } },
+    distinct: ['leaseOwner'],
+    select: { leaseOwner: true },
+  });
+  if (!owners.length) return report;
+  const gone = await deps.db.goneInstances(owners.map((o) => o.leaseOwner!));
+  if (!gone.length) return report;
+  const now = deps.clock();
+  for (;;) {
+    const rows = await prisma.booking.findMany({ where: { ...inFlight, leaseOwner: { in: gone } }, orderBy: { createdAt: 'asc' }, take: BATCH });
+    if (!rows.length) break;
+    const before = report.failures;
+    await each(deps, rows, report, async (booking) => {
+      await settleInFlight(deps, booking, now);
+      report.settled++;
+    });
+    // A row that could not be settled now (the provider did not answer) waits for the next run.
+    if (report.failures > before || rows.length < BATCH) break;
+  }
+  if (report.settled) deps.logger.info({ gone, settled: report.settled }, 'took over bookings left in flight by instances that are gone');
+  return report;
 }
 
 /** The last steps of a sync pass: void attempts the provider may still hold, then live bookings. */

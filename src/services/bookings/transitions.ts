@@ -8,7 +8,10 @@ import { toBookingRecord } from './record.js';
 // ---------------------------------------------------------------------------------------------
 // Transitions and events
 
-/** Moves `booking` by `trigger` if nobody moved it first; writes the move's events. Null when it lost the race. */
+/**
+ * Moves `booking` by `trigger` if nobody moved it first; writes the move's events. Null when it lost
+ * the race. A move ends the ownership of a request in flight (leaseOwner) unless `data` sets one.
+ */
 export async function move(
   tx: Prisma.TransactionClient,
   booking: Booking,
@@ -20,7 +23,7 @@ export async function move(
   const next = transition(booking.status, trigger, to);
   const { count } = await tx.booking.updateMany({
     where: { id: booking.id, status: booking.status },
-    data: { ...data, status: next.to, updatedAt: at },
+    data: { leaseOwner: null, ...data, status: next.to, updatedAt: at },
   });
   if (count === 0) return null;
   const updated = await tx.booking.findUniqueOrThrow({ where: { id: booking.id } });

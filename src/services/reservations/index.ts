@@ -8,7 +8,7 @@ export type { Reservation } from './rules.js';
 export { ModificationNotAllowedError } from './errors.js';
 export { cancelledTotals, leadRoom, policyOf, reservationStatus, reservationView } from './view.js';
 export type { PolicySummary, ReservationView } from './view.js';
-export { getReservation, getReservations, listReservations, reservationCursor, reservationWindow } from './read.js';
+export { getReservation, getReservations, listReservations, readReservation, reservationCursor, reservationWindow } from './read.js';
 export type { ReservationFilterValues } from './read.js';
 export { createReservation } from './create.js';
 export { updateReservation } from './update.js';

@@ -1,6 +1,6 @@
 import type { RequestContext } from '../../context.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { isUuid, VISIBLE_STATUSES } from '../bookings/index.js';
+import { asRead, isUuid, listedStatuses, VISIBLE_STATUSES } from '../bookings/index.js';
 import { cursorOf, keysetSql, NotFoundError, principalOf, ValidationError, type WindowedList } from '../kernel/index.js';
 import { pageOf, type Page } from '../search/index.js';
 import { ROOM_ORDER, type Reservation, reservationOf } from './rules.js';
@@ -23,6 +23,20 @@ export async function getReservation(ctx: RequestContext, id: string): Promise<R
   const bookings = room ? await prisma.booking.findMany({ where: { channelId, itineraryId: room.itineraryId, status: visible }, orderBy: ROOM_ORDER }) : [];
   if (!bookings.length) throw new NotFoundError(`Reservation ${id} was not found`);
   return reservationOf(bookings);
+}
+
+/**
+ * getReservation to read, whatever became of it: rooms whose creation is in flight read `pending`,
+ * rooms that booked nothing `failed` (asRead), so the reservation a BOOK_TOKEN_USED names is
+ * always there. Changes (update, cancel) keep to getReservation.
+ */
+export async function readReservation(ctx: RequestContext, id: string): Promise<Reservation> {
+  const channelId = principalOf(ctx).channelId;
+  const { prisma } = ctx.deps.db;
+  const room = isUuid(id) ? await prisma.booking.findFirst({ where: { id: id.toLowerCase(), channelId }, select: { itineraryId: true } }) : null;
+  const bookings = room ? await prisma.booking.findMany({ where: { channelId, itineraryId: room.itineraryId }, orderBy: ROOM_ORDER }) : [];
+  if (!bookings.length) throw new NotFoundError(`Reservation ${id} was not found`);
+  return reservationOf(bookings.map(asRead));
 }
 
 /**
@@ -99,7 +113,7 @@ function reservationsWhere(ctx: RequestContext, filters: ReservationFilterValues
   const conditions = [
     Prisma.sql`"channel_id" = ${channelId}::uuid`,
     Prisma.sql`"id" = "itinerary_id"`,
-    Prisma.sql`"status"::text IN (${Prisma.join([...VISIBLE_STATUSES])})`,
+    Prisma.sql`"status"::text IN (${Prisma.join(listedStatuses())})`,
   ];
   if (filters.confirmationNumber !== undefined) conditions.push(Prisma.sql`"confirmation_number" = ${filters.confirmationNumber.toUpperCase()}`);
   if (filters.guestEmail !== undefined) conditions.push(Prisma.sql`lower("booker_email") = lower(${filters.guestEmail})`);
@@ -113,17 +127,20 @@ async function countReservations(ctx: RequestContext, where: Prisma.Sql): Promis
   return counted[0]?.total ?? 0;
 }
 
-/** The reservations with these ids (their first rooms' ids), in this order, in one query; null for an id it has none of. */
+/**
+ * The reservations with these ids (their first rooms' ids), in this order, in one query, read as
+ * readReservation reads them; null for an id it has none of.
+ */
 async function reservationsOf(ctx: RequestContext, ids: readonly (string | null)[]): Promise<(Reservation | null)[]> {
   const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
   const rows = wanted.length
     ? await ctx.deps.db.prisma.booking.findMany({
-        where: { channelId: principalOf(ctx).channelId, itineraryId: { in: wanted }, status: { in: [...VISIBLE_STATUSES] } },
+        where: { channelId: principalOf(ctx).channelId, itineraryId: { in: wanted } },
         orderBy: ROOM_ORDER,
       })
     : [];
   return ids.map((id) => {
-    const rooms = rows.filter((b) => b.itineraryId === id);
+    const rooms = rows.filter((b) => b.itineraryId === id).map(asRead);
     return rooms.length ? reservationOf(rooms) : null;
   });
 }
