@@ -33,8 +33,9 @@ const FAN_OUT_BATCH = 500;
 /**
  * The delivery work of one instance's outbox dispatcher (src/events/dispatcher.ts runs it when it
  * wakes): each round publishes new outbox events (webhook deliveries and live subscribers) and
- * starts due attempts, up to WEBHOOK_CONCURRENCY in flight. `attemptSettled` is called when an
- * attempt finishes (it may have scheduled a retry or freed a slot for due work).
+ * starts due attempts, up to WEBHOOK_CONCURRENCY in flight. `wakeUp` asks the dispatcher for a
+ * round: when an attempt finishes (it may have scheduled a retry or freed a slot for due work) and
+ * when successes wait to be recorded.
  */
 export class DeliveryWork implements OutcomeFlusher {
   private readonly inFlight = new Set<Promise<unknown>>();
