@@ -61,15 +61,24 @@ export function derivedSigningKey(secret: string, env: Environment): Uint8Array 
   return new Uint8Array(hkdfSync('sha256', secret, 'channel-service token signing', `environment:${env}`, 32));
 }
 
+/**
+ * An HS256 key as a CryptoKey, imported once: given the raw bytes, jose imports them again for
+ * every token it signs or verifies, which cost more than the signature itself (issue 18, item 7:
+ * an availability answer signs a token per bookable rate).
+ */
+function hmacKey(raw: Uint8Array): Promise<CryptoKey> {
+  return globalThis.crypto.subtle.importKey('raw', Uint8Array.from(raw), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+}
+
 export class TokenSigner {
   private constructor(
-    private readonly key: Uint8Array,
+    private readonly key: CryptoKey,
     /**
      * A configured secret as it was used before keys were per environment: accepted for v2
      * retrieve links only (they never expire and partners keep them; read-only). Null without a
      * configured secret (the stored legacy secret is adopted instead).
      */
-    private readonly legacyRetrieveKey: Uint8Array | null = null,
+    private readonly legacyRetrieveKey: CryptoKey | null = null,
   ) {}
 
   /**
@@ -82,7 +91,10 @@ export class TokenSigner {
   static async load(prisma: PrismaClient, config: Config): Promise<TokenSigner> {
     const env = config.env;
     if (config.tokenSigningSecret) {
-      return new TokenSigner(derivedSigningKey(config.tokenSigningSecret, env), new TextEncoder().encode(config.tokenSigningSecret));
+      return new TokenSigner(
+        await hmacKey(derivedSigningKey(config.tokenSigningSecret, env)),
+        await hmacKey(new TextEncoder().encode(config.tokenSigningSecret)),
+      );
     }
     const key = signingSecretKey(env);
     // The legacy row is renamed, not copied: one environment adopts it, once (an instance of
@@ -94,7 +106,7 @@ export class TokenSigner {
     // Several instances may start together: the first insert wins and everyone reads it back.
     await prisma.setting.createMany({ data: [{ key, value: randomBytes(32).toString('base64url') }], skipDuplicates: true });
     const stored = await prisma.setting.findUniqueOrThrow({ where: { key } });
-    return new TokenSigner(new TextEncoder().encode(stored.value));
+    return new TokenSigner(await hmacKey(new TextEncoder().encode(stored.value)));
   }
 
   async sign(kind: TokenKind, claims: Record<string, unknown>, options: { now: Date; ttlSeconds: number | null }): Promise<string> {
