@@ -5,7 +5,7 @@ import type { RoomOccupancy, Scenario, UpstreamBooking } from '../../upstream/pr
 import { isVisible } from './states.js';
 import { checkinInstant, freeCancellationBefore, partySize } from '../search/index.js';
 import { convertFromKrw, isUniqueViolation, principalOf, UpstreamError, ValidationError, type FieldIssue } from '../kernel/index.js';
-import { movesBookingMoney, postBookingMoney } from './ledger.js';
+import { insertCharged, movesBookingMoney, postBookingMoney } from './ledger.js';
 import { offerClaims, TokenError, type OfferClaims } from '../access/index.js';
 import { BookTokenError, PriceChangedError, SoldOutError } from './errors.js';
 import { dateOnly, dateValue } from './record.js';
@@ -181,20 +181,29 @@ export async function bookOffers(ctx: RequestContext, offers: OfferToBook[], nam
     });
   }
 
+  const jtis = offers.map((o) => o.offer.jti);
+  const tokenUsed = async () => {
+    const used = await deps.db.prisma.booking.findFirst({ where: { bookTokenJti: { in: jtis } }, select: { itineraryId: true } });
+    return used ? new BookTokenError('BOOK_TOKEN_USED', 'This book token has already made a booking', { booking_id: used.itineraryId }) : null;
+  };
   try {
-    await transact(deps, async (tx) => {
-      for (const { booking } of rows) {
-        await tx.booking.create({ data: { ...booking, occupancy: booking.occupancy as Prisma.InputJsonValue } });
-      }
-      // Production pays from the balance, last before the commit (the channel row's lock is held
-      // from the first debit on); a short balance refuses (402) everything.
-      for (const { booking } of rows) await postBookingMoney(tx, deps.config.env, booking, -booking.totalAmount, 'booking_charge');
-    });
+    if (rows.length === 1) {
+      // One row (every v1 booking): the row and its charge in one statement (ledger.ts).
+      const { booking } = rows[0]!;
+      await insertCharged(deps.db.prisma, deps.config.env, 'bookings', booking, -booking.totalAmount, 'booking_charge', tokenUsed);
+    } else {
+      await transact(deps, async (tx) => {
+        for (const { booking } of rows) {
+          await tx.booking.create({ data: { ...booking, occupancy: booking.occupancy as Prisma.InputJsonValue } });
+        }
+        // Production pays from the balance, last before the commit (the channel row's lock is held
+        // from the first debit on); a short balance refuses (402) everything.
+        for (const { booking } of rows) await postBookingMoney(tx, deps.config.env, booking, -booking.totalAmount, 'booking_charge');
+      });
+    }
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    const jtis = offers.map((o) => o.offer.jti);
-    const used = await deps.db.prisma.booking.findFirst({ where: { bookTokenJti: { in: jtis } }, select: { itineraryId: true } });
-    throw new BookTokenError('BOOK_TOKEN_USED', 'This book token has already made a booking', { booking_id: used?.itineraryId ?? null });
+    throw (await tokenUsed()) ?? new BookTokenError('BOOK_TOKEN_USED', 'This book token has already made a booking', { booking_id: null });
   }
   return bookWithProvider(deps, rows, ctx.scenario);
 }
