@@ -10,7 +10,7 @@ import { offerClaims, TokenError, type OfferClaims } from '../access/index.js';
 import { BookTokenError, PriceChangedError, SoldOutError } from './errors.js';
 import { dateOnly, dateValue } from './record.js';
 import type { CreateBookingInput } from './rules.js';
-import { move, transact } from './transitions.js';
+import { move, moveHeld, transact } from './transitions.js';
 
 /**
  * Bookings (docs/spec/channel-api.md §3.1, §4.5): create from a book_token, read, modify, preview and cancel. REST v1,
@@ -289,19 +289,14 @@ export async function settleCreation(deps: AppDeps, booking: Booking, provider: 
   }
   const now = deps.clock();
   const pending = provider.status === 'pending';
-  const settled = await transact(deps, (tx) =>
-    move(
-      tx,
-      booking,
-      pending ? 'provider_pending' : 'provider_confirmed',
-      {
-        hubBookingNumber: provider.confirmation_number,
-        paymentDeadline: pending ? paymentDeadline(deps, booking, now) : null,
-        syncedAt: now,
-      },
-      now,
-    ),
-  );
+  const trigger = pending ? 'provider_pending' : 'provider_confirmed';
+  const data = {
+    hubBookingNumber: provider.confirmation_number,
+    paymentDeadline: pending ? paymentDeadline(deps, booking, now) : null,
+    syncedAt: now,
+  };
+  // The row as this request wrote it, in one statement; if it changed meanwhile, as any move.
+  const settled = (await moveHeld(deps.db.prisma, booking, trigger, data, now)) ?? (await transact(deps, (tx) => move(tx, booking, trigger, data, now)));
   // Lost the race to the sweeper, which settled it the same way from the provider's answer.
   return settled ?? deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.id } });
 }
