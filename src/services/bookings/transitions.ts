@@ -19,12 +19,12 @@ export async function move(
   to?: BookingStatus,
 ): Promise<Booking | null> {
   const next = transition(booking.status, trigger, to);
-  const { count } = await tx.booking.updateMany({
+  // The row as updated comes back with the update (no second read).
+  const [updated] = await tx.booking.updateManyAndReturn({
     where: { id: booking.id, status: booking.status },
     data: { ...data, status: next.to, updatedAt: at },
   });
-  if (count === 0) return null;
-  const updated = await tx.booking.findUniqueOrThrow({ where: { id: booking.id } });
+  if (!updated) return null;
   await recordEvents(tx, updated, next.events, at);
   return updated;
 }
