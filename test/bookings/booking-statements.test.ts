@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { statementsOf } from '../helpers/counters.js';
+import { isBook, startFaultProxy, type FaultProxy } from '../helpers/faultProxy.js';
 import { checkInvariants } from '../helpers/bookingInvariants.js';
 import { day, v1 } from '../helpers/flow.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -13,12 +15,21 @@ import { startTestService, type TestService } from '../helpers/service.js';
 
 let production: TestService;
 let sandbox: TestService;
+let simulator: RunningSimulator;
+let proxy: FaultProxy;
 
 beforeAll(async () => {
-  [production, sandbox] = await Promise.all([startTestService({ CHANNEL_ENV: 'production' }), startTestService({ CHANNEL_ENV: 'sandbox' })]);
+  simulator = await startSimulator({ port: 0, onError: () => {} });
+  proxy = await startFaultProxy(simulator.url);
+  [production, sandbox] = await Promise.all([
+    startTestService({ CHANNEL_ENV: 'production', UPSTREAM_URL: proxy.url }),
+    startTestService({ CHANNEL_ENV: 'sandbox' }),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([production?.close(), sandbox?.close()]);
+  await proxy?.close();
+  await simulator?.close();
 });
 
 const START = 100_000_000n;
@@ -62,5 +73,40 @@ describe('database statements per booking', () => {
     expect(statements).toHaveLength(2);
     expect(statements[0]).toMatch(/^INSERT INTO "bookings"/);
     expect(statements[1]).toMatch(/^WITH moved AS \( UPDATE "bookings" .* INSERT INTO "outbox_events"/);
+  });
+
+  it('a row changed while the provider books: the settle falls back to a transaction and keeps the change (confirmed, events once)', async () => {
+    const who = await production.channel({ balance: START });
+    const api = v1(production, who);
+    const offer = await api.offer({ checkin: day(34), checkout: day(35) });
+    // The booking reaches the provider 400 ms late, while the row is `processing`.
+    proxy.rule = (r) => (isBook(r) ? { forward: true, delayMs: 400 } : 'forward');
+    try {
+      const pending = statementsOf(() => api.book({ book_token: offer.bookToken, booker_name: 'Touched' }));
+      const prisma = production.service.deps.db.prisma;
+      let row = null;
+      for (let i = 0; i < 200 && !row; i++) {
+        row = await prisma.booking.findFirst({ where: { channelId: who.user_id, status: 'processing' } });
+        if (!row) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect(row).not.toBeNull();
+      // A change a partner can see (as every such change, it sets updatedAt).
+      await prisma.booking.update({ where: { id: row!.id }, data: { specialRequests: 'late pillow', updatedAt: new Date(row!.updatedAt.getTime() + 1) } });
+
+      const { result, statements } = await pending;
+      expect(result.status).toBe(201);
+      const booking = (await result.json()).data;
+      expect(booking).toMatchObject({ id: row!.id, status: 'confirmed', specialRequests: 'late pillow' });
+      // The one-statement settle matched nothing, then the transaction did it.
+      expect(statements.filter((s) => /^WITH moved AS \( UPDATE "bookings"/.test(s))).toHaveLength(1);
+      expect(statements.some((s) => /^BEGIN/i.test(s))).toBe(true);
+      const state = await checkInvariants(production, who.user_id);
+      const mine = state.events.filter((e) => e.bookingId === booking.id);
+      expect(mine.map((e) => e.type)).toEqual(['reservation.created', 'reservation.confirmed']);
+      for (const e of mine) expect(e.payload).toMatchObject({ specialRequests: 'late pillow', status: 'confirmed' });
+    } finally {
+      proxy.heal();
+      await proxy.settled();
+    }
   });
 });
