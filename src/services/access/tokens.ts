@@ -1,5 +1,5 @@
-import { hkdfSync, randomBytes } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { errors as joseErrors, jwtVerify } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
@@ -61,15 +61,29 @@ export function derivedSigningKey(secret: string, env: Environment): Uint8Array 
   return new Uint8Array(hkdfSync('sha256', secret, 'channel-service token signing', `environment:${env}`, 32));
 }
 
+/**
+ * An HS256 key as a CryptoKey, imported once: given the raw bytes, jose imports them again for
+ * every token it verifies, which cost more than the signature itself (issue 18, item 7).
+ */
+function hmacKey(raw: Uint8Array): Promise<CryptoKey> {
+  return globalThis.crypto.subtle.importKey('raw', Uint8Array.from(raw), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+}
+
+/** The protected header of every token: `{"alg":"HS256"}`, base64url (RFC 7515 §7.1), as jose's SignJWT writes it. */
+const HS256_HEADER = Buffer.from(JSON.stringify({ alg: 'HS256' })).toString('base64url');
+
 export class TokenSigner {
   private constructor(
-    private readonly key: Uint8Array,
+    /** The key's bytes, for signing (node:crypto HMAC, synchronous). */
+    private readonly signingKey: Uint8Array,
+    /** The same key for jose's verification. */
+    private readonly key: CryptoKey,
     /**
      * A configured secret as it was used before keys were per environment: accepted for v2
      * retrieve links only (they never expire and partners keep them; read-only). Null without a
      * configured secret (the stored legacy secret is adopted instead).
      */
-    private readonly legacyRetrieveKey: Uint8Array | null = null,
+    private readonly legacyRetrieveKey: CryptoKey | null = null,
   ) {}
 
   /**
@@ -82,7 +96,12 @@ export class TokenSigner {
   static async load(prisma: PrismaClient, config: Config): Promise<TokenSigner> {
     const env = config.env;
     if (config.tokenSigningSecret) {
-      return new TokenSigner(derivedSigningKey(config.tokenSigningSecret, env), new TextEncoder().encode(config.tokenSigningSecret));
+      const derived = derivedSigningKey(config.tokenSigningSecret, env);
+      return new TokenSigner(
+        derived,
+        await hmacKey(derived),
+        await hmacKey(new TextEncoder().encode(config.tokenSigningSecret)),
+      );
     }
     const key = signingSecretKey(env);
     // The legacy row is renamed, not copied: one environment adopts it, once (an instance of
@@ -94,17 +113,22 @@ export class TokenSigner {
     // Several instances may start together: the first insert wins and everyone reads it back.
     await prisma.setting.createMany({ data: [{ key, value: randomBytes(32).toString('base64url') }], skipDuplicates: true });
     const stored = await prisma.setting.findUniqueOrThrow({ where: { key } });
-    return new TokenSigner(new TextEncoder().encode(stored.value));
+    const raw = new TextEncoder().encode(stored.value);
+    return new TokenSigner(raw, await hmacKey(raw));
   }
 
+  /**
+   * A compact JWS (RFC 7515 §7.1) of the claims with `kind`, `iat`, a random `jti` and, unless
+   * ttlSeconds is null, `exp`: the token jose's SignJWT makes, signed with node:crypto's HMAC,
+   * which is synchronous; WebCrypto's HMAC is a job of its own per signature, and an availability
+   * answer signs one token per bookable rate (issue 18, item 7). Verified by jose (verify).
+   */
   async sign(kind: TokenKind, claims: Record<string, unknown>, options: { now: Date; ttlSeconds: number | null }): Promise<string> {
-    const issuedAt = Math.floor(options.now.getTime() / 1000);
-    const jwt = new SignJWT({ ...claims, kind })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setIssuedAt(issuedAt)
-      .setJti(randomBytes(12).toString('base64url'));
-    if (options.ttlSeconds !== null) jwt.setExpirationTime(issuedAt + options.ttlSeconds);
-    return jwt.sign(this.key);
+    const iat = Math.floor(options.now.getTime() / 1000);
+    const payload: Record<string, unknown> = { ...claims, kind, iat, jti: randomBytes(12).toString('base64url') };
+    if (options.ttlSeconds !== null) payload.exp = iat + options.ttlSeconds;
+    const input = `${HS256_HEADER}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+    return `${input}.${createHmac('sha256', this.signingKey).update(input).digest('base64url')}`;
   }
 
   /** The claims of a genuine, unexpired token of `kind` issued to `channelId`, or a TokenError. */

@@ -5,12 +5,12 @@ import type { RoomOccupancy, Scenario, UpstreamBooking } from '../../upstream/pr
 import { isVisible } from './states.js';
 import { checkinInstant, freeCancellationBefore, partySize } from '../search/index.js';
 import { convertFromKrw, isUniqueViolation, principalOf, UpstreamError, ValidationError, type FieldIssue } from '../kernel/index.js';
-import { movesBookingMoney, postBookingMoney } from './ledger.js';
+import { insertCharged, movesBookingMoney, postBookingMoney } from './ledger.js';
 import { offerClaims, TokenError, type OfferClaims } from '../access/index.js';
 import { BookTokenError, PriceChangedError, SoldOutError } from './errors.js';
 import { dateOnly, dateValue } from './record.js';
 import type { CreateBookingInput } from './rules.js';
-import { move, transact } from './transitions.js';
+import { move, moveHeld, transact } from './transitions.js';
 
 /**
  * Bookings (docs/spec/channel-api.md §3.1, §4.5): create from a book_token, read, modify, preview and cancel. REST v1,
@@ -183,20 +183,29 @@ export async function bookOffers(ctx: RequestContext, offers: OfferToBook[], nam
     });
   }
 
+  const jtis = offers.map((o) => o.offer.jti);
+  const tokenUsed = async () => {
+    const used = await deps.db.prisma.booking.findFirst({ where: { bookTokenJti: { in: jtis } }, select: { itineraryId: true } });
+    return used ? new BookTokenError('BOOK_TOKEN_USED', 'This book token has already made a booking', { booking_id: used.itineraryId }) : null;
+  };
   try {
-    await transact(deps, async (tx) => {
-      for (const { booking } of rows) {
-        await tx.booking.create({ data: { ...booking, occupancy: booking.occupancy as Prisma.InputJsonValue } });
-      }
-      // Production pays from the balance, last before the commit (the channel row's lock is held
-      // from the first debit on); a short balance refuses (402) everything.
-      for (const { booking } of rows) await postBookingMoney(tx, deps.config.env, booking, -booking.totalAmount, 'booking_charge');
-    });
+    if (rows.length === 1) {
+      // One row (every v1 booking): the row and its charge in one statement (ledger.ts).
+      const { booking } = rows[0]!;
+      await insertCharged(deps.db.prisma, deps.config.env, 'bookings', booking, -booking.totalAmount, 'booking_charge', tokenUsed);
+    } else {
+      await transact(deps, async (tx) => {
+        for (const { booking } of rows) {
+          await tx.booking.create({ data: { ...booking, occupancy: booking.occupancy as Prisma.InputJsonValue } });
+        }
+        // Production pays from the balance, last before the commit (the channel row's lock is held
+        // from the first debit on); a short balance refuses (402) everything.
+        for (const { booking } of rows) await postBookingMoney(tx, deps.config.env, booking, -booking.totalAmount, 'booking_charge');
+      });
+    }
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    const jtis = offers.map((o) => o.offer.jti);
-    const used = await deps.db.prisma.booking.findFirst({ where: { bookTokenJti: { in: jtis } }, select: { itineraryId: true } });
-    throw new BookTokenError('BOOK_TOKEN_USED', 'This book token has already made a booking', { booking_id: used?.itineraryId ?? null });
+    throw (await tokenUsed()) ?? new BookTokenError('BOOK_TOKEN_USED', 'This book token has already made a booking', { booking_id: null });
   }
   return bookWithProvider(deps, rows, ctx.scenario);
 }
@@ -282,19 +291,14 @@ export async function settleCreation(deps: AppDeps, booking: Booking, provider: 
   }
   const now = deps.clock();
   const pending = provider.status === 'pending';
-  const settled = await transact(deps, (tx) =>
-    move(
-      tx,
-      booking,
-      pending ? 'provider_pending' : 'provider_confirmed',
-      {
-        hubBookingNumber: provider.confirmation_number,
-        paymentDeadline: pending ? paymentDeadline(deps, booking, now) : null,
-        syncedAt: now,
-      },
-      now,
-    ),
-  );
+  const trigger = pending ? 'provider_pending' : 'provider_confirmed';
+  const data = {
+    hubBookingNumber: provider.confirmation_number,
+    paymentDeadline: pending ? paymentDeadline(deps, booking, now) : null,
+    syncedAt: now,
+  };
+  // The row as this request wrote it, in one statement; if it changed meanwhile, as any move.
+  const settled = (await moveHeld(deps.db.prisma, booking, trigger, data, now)) ?? (await transact(deps, (tx) => move(tx, booking, trigger, data, now)));
   // Lost the race to the sweeper, which settled it the same way from the provider's answer.
   return settled ?? deps.db.prisma.booking.findUniqueOrThrow({ where: { id: booking.id } });
 }

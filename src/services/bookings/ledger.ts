@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Prisma } from '../../generated/prisma/client.js';
-import { AppError, type Environment, type Amount } from '../kernel/index.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { AppError, rowForSql, type Environment, type Amount } from '../kernel/index.js';
 
 /**
  * Why the balance moved. With `reference` (a booking id for the booking kinds) unique per kind,
@@ -60,6 +60,53 @@ export async function postBookingMoney(
 ): Promise<void> {
   if (!movesBookingMoney(env, row)) return;
   await moveBalance(tx, row.channelId, amount, kind, row.id);
+}
+
+/**
+ * Inserts `row` into `table` (a booking being made, its id the entry's reference) and charges
+ * `amount` for it where movesBookingMoney allows, in one statement: the conditional debit of the
+ * balance (as moveBalance), the row, and the ledger entry. One round trip and no interactive
+ * transaction, so the channel's row, which every booking of the channel debits, stays locked
+ * only while that statement runs and commits (issue 18, item 7). The row is written only when the
+ * debit is: a short balance writes nothing and throws InsufficientBalanceError, unless the row
+ * could not have been written anyway (`conflict`: e.g. its book token already made a booking),
+ * whose error is thrown instead. A unique violation of the row throws as an insert would.
+ * Where no money moves, the row is inserted alone.
+ */
+export async function insertCharged(
+  db: Prisma.TransactionClient,
+  env: Environment,
+  table: 'bookings',
+  row: { id: string; channelId: string; charged: boolean } & Record<string, unknown>,
+  amount: Amount,
+  kind: BookingMoneyKind,
+  conflict: () => Promise<Error | null>,
+): Promise<void> {
+  const { columns, json } = rowForSql(row);
+  const into = Prisma.raw(`"${table}"`);
+  if (!movesBookingMoney(env, row)) {
+    await db.$executeRaw`INSERT INTO ${into} (${columns}) SELECT ${columns} FROM json_populate_record(NULL::${into}, ${json}::json)`;
+    return;
+  }
+  const floor = amount < 0n ? -amount : 0n;
+  const rows = await db.$queryRaw<{ balance_after: bigint }[]>`
+    WITH moved AS (
+      UPDATE "channels" SET "balance" = "balance" + ${amount}, "updated_at" = CURRENT_TIMESTAMP
+      WHERE "id" = ${row.channelId}::uuid AND "balance" >= ${floor}
+      RETURNING "balance"
+    ), made AS (
+      INSERT INTO ${into} (${columns})
+      SELECT ${columns} FROM json_populate_record(NULL::${into}, ${json}::json) WHERE EXISTS (SELECT 1 FROM moved)
+      RETURNING "id"
+    )
+    INSERT INTO "ledger_entries" ("id", "channel_id", "amount", "balance_after", "kind", "reference")
+    SELECT ${randomUUID()}::uuid, ${row.channelId}::uuid, ${amount}, "balance", ${kind}, ${row.id} FROM moved, made
+    RETURNING "balance_after"`;
+  if (rows[0]) return;
+  const refused = await conflict();
+  if (refused) throw refused;
+  const channel = await db.channel.findUniqueOrThrow({ where: { id: row.channelId }, select: { balance: true } });
+  throw new InsufficientBalanceError(-amount, channel.balance);
 }
 
 /** An operator's credit of a channel (opening balance, top-up), inside the caller's transaction. */

@@ -37,8 +37,26 @@ export function freeCancellationBefore(policy: CancellationPolicyType, checkin: 
   return new Date(checkinInstant(checkin, timezone).getTime() - hours * 3_600_000);
 }
 
+/**
+ * One formatter per time zone: building an Intl.DateTimeFormat costs far more than formatting
+ * with it, and every rate of an availability answer asks for its deadline (issue 18, item 7).
+ * The zones are the catalog's (a few hundred names at most); the cap only guards against a
+ * provider sending unbounded garbage.
+ */
+const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+
+function offsetFormat(timezone: string): Intl.DateTimeFormat {
+  let format = offsetFormats.get(timezone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone: timezone, timeZoneName: 'longOffset' });
+    if (offsetFormats.size >= 1_000) offsetFormats.clear();
+    offsetFormats.set(timezone, format);
+  }
+  return format;
+}
+
 function offsetMs(timezone: string, at: Date): number {
-  const name = new Intl.DateTimeFormat('en-US', { timeZone: timezone, timeZoneName: 'longOffset' })
+  const name = offsetFormat(timezone)
     .formatToParts(at)
     .find((p) => p.type === 'timeZoneName')?.value;
   const match = /GMT([+-])(\d{2}):(\d{2})/.exec(name ?? '');
