@@ -56,6 +56,8 @@ describe('database statements per booking', () => {
     expect(state.balance).toBe(START - BigInt(state.bookings.reduce((sum, b) => sum + b.totalAmount, 0n)));
     const mine = state.events.filter((e) => e.bookingId === booking.id);
     expect(mine.map((e) => e.type)).toEqual(['reservation.created', 'reservation.confirmed']);
+    // Settled: the row is no longer in flight, so no instance's recovery claims it.
+    expect(state.bookings.find((b) => b.id === booking.id)).toMatchObject({ status: 'confirmed', leaseOwner: null });
     // The events carry the record as it reads now.
     const read = (await (await api.get(booking.id)).json()).data;
     for (const e of mine) expect(e.payload).toEqual(read);

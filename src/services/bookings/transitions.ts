@@ -49,8 +49,10 @@ export async function moveHeld(
   at: Date,
 ): Promise<Booking | null> {
   const next = transition(booking.status, trigger);
-  const updated: Booking = { ...booking, ...data, status: next.to, updatedAt: at };
-  const { columns, json } = rowForSql({ ...data, status: next.to, updatedAt: at });
+  // As move(): the move ends the request's ownership of the row in flight.
+  const changes = { leaseOwner: null, ...data, status: next.to, updatedAt: at };
+  const updated: Booking = { ...booking, ...changes };
+  const { columns, json } = rowForSql(changes);
   const payload = next.events.length ? toBookingRecord(updated) : null;
   const events = JSON.stringify(
     next.events.map((type, i) => ({
