@@ -1,6 +1,8 @@
 import type { Client } from 'graphql-ws';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SLOT_LEASE_MS, slotKey } from '../../src/events/subscriptionSlots.js';
+import { MAX_UNSENT_BYTES, SLOW_READER_CLOSE } from '../../src/graphql/sharedSends.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import type { BookingEventMessage } from '../../src/services/webhooks/index.js';
 import { countCalls } from '../helpers/counters.js';
@@ -228,6 +230,51 @@ describe('multiplexed graphql-ws subscriptions', () => {
     }
     expect(bearer.events).toHaveLength(2);
     for (const w of keys) w.stop();
+  });
+
+  it('a reader too slow is closed with 1013 once more than MAX_UNSENT_BYTES wait for it; the rest of its group goes on', async () => {
+    const who = await t.channel({ name: 'Slow Channel' });
+    const bus: BookingEventMessage[] = [];
+    const unlisten = t.service.deps.events.listen(who.user_id, (event) => bus.push(event));
+    await book(t, who, 460);
+    await eventually(() => bus.length >= 1, 10_000, 'an event to publish again');
+    unlisten();
+    const [fast] = connections(who, 1);
+    const keeping = watch(fast!, PLAIN);
+    // A raw graphql-ws client that stops reading once subscribed.
+    const slow = new WebSocket(`ws://127.0.0.1:${port}/graphql`, 'graphql-transport-ws');
+    const closed = new Promise<number>((resolve) => slow.on('close', (code) => resolve(code)));
+    await new Promise<void>((resolve) => {
+      slow.on('open', () => slow.send(JSON.stringify({ type: 'connection_init', payload: { 'X-Api-Key': who.api_key } })));
+      slow.once('message', () => {
+        slow.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: PLAIN } }));
+        resolve();
+      });
+    });
+    await places(who, 2);
+    (slow as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+    let received = 0;
+    slow.on('message', () => received++);
+    // Far more than the socket buffers and MAX_UNSENT_BYTES hold (an event is about 200 bytes), in
+    // batches the group keeps (its backlog is 1,024).
+    const published = 30_000;
+    for (let sent = 0; sent < published; sent += 200) {
+      for (let i = 0; i < 200; i++) t.service.deps.events.publish(bus[0]!);
+      await sleep(5);
+    }
+    await eventually(() => keeping.events.length >= published * 0.5, 20_000, 'most events at the subscriber that keeps up');
+    expect(published * 200).toBeGreaterThan(10 * MAX_UNSENT_BYTES);
+    // Reading again, it finds what was sent before the bound, then the close.
+    (slow as unknown as { _socket: { resume(): void } })._socket.resume();
+    expect(await closed).toBe(SLOW_READER_CLOSE);
+    expect(received).toBeLessThan(keeping.events.length);
+    await places(who, 1);
+    // The other subscriber of the group still receives: a booking made now reaches it.
+    const bookingId = await book(t, who, 470);
+    await eventually(() => keeping.events.some((e) => e.bookingId === bookingId), 10_000, 'the booking on the subscription that kept up');
+    expect(keeping.errors).toEqual([]);
+    expect(keeping.completed).toBe(false);
+    keeping.stop();
   });
 
   it('50 subscriptions of one channel in 50 groups: each receives the event, and Node warns of no listener leak', async () => {
