@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
-import { ask, benchDir, serviceNodeEnv, stopChild } from './children.js';
+import { ask, benchDir, serviceDir, serviceNodeEnv, stopChild } from './children.js';
 
 /**
  * The service as the bench starts it (bench/children.ts startChild), except that its ready line is
@@ -22,7 +22,7 @@ import { ask, benchDir, serviceNodeEnv, stopChild } from './children.js';
 async function startService(env: string) {
   const nodeEnv = serviceNodeEnv();
   const child = spawn(process.execPath, ['--import', 'tsx', join(benchDir, 'serve-service.ts')], {
-    cwd: join(benchDir, '..'),
+    cwd: serviceDir(),
     env: { ...process.env, ...(nodeEnv ? { NODE_ENV: nodeEnv } : {}), BENCH_SERVICE_ENV: env },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
