@@ -90,6 +90,10 @@ const envSchema = z.object({
   GRAPHQL_PERSISTED_OPERATIONS_FILE: z.string().optional(),
   /** Run only the persisted operations (needs GRAPHQL_PERSISTED_OPERATIONS_FILE). */
   GRAPHQL_PERSISTED_ONLY: flag.default(false),
+  /** graphql-jit for documents that run again and again (src/graphql/plugins/jit.ts). */
+  GRAPHQL_JIT: flag.default(true),
+  /** Runs of a document on Yoga's executor before graphql-jit compiles it (0: at its first run). */
+  GRAPHQL_JIT_AFTER: z.coerce.number().int().min(0).max(1_000_000).default(1),
   /** Property content kept in memory: entries and time to live. */
   CONTENT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   CONTENT_CACHE_TTL_MS: z.coerce.number().int().positive().default(300_000),
@@ -237,6 +241,8 @@ const configSchema = envSchema.transform((e, ctx) => {
       persistedOperationsFile:
         e.GRAPHQL_PERSISTED_OPERATIONS_FILE === undefined ? undefined : absolute(e.GRAPHQL_PERSISTED_OPERATIONS_FILE),
       persistedOnly: e.GRAPHQL_PERSISTED_ONLY,
+      jit: e.GRAPHQL_JIT,
+      jitAfter: e.GRAPHQL_JIT_AFTER,
     },
     contentCache: { size: e.CONTENT_CACHE_SIZE, ttlMs: e.CONTENT_CACHE_TTL_MS },
     searchCache: { ttlMs: e.SEARCH_CACHE_TTL_MS, maxBytes: e.SEARCH_CACHE_MAX_MB * 1024 * 1024 },

@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { getProperty, ratePlansOf, type Property } from '../../src/services/catalog/index.js';
 import { callOptions, NotFoundError, UpstreamError, ValidationError } from '../../src/services/kernel/index.js';
-import { dataEnvelope, errorResponses, meta, ok } from '../envelope.js';
+import { dataEnvelope, errorResponses, meta, ok, okJson } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { scopedRoute } from '../routing.js';
 import { idParam } from '../params.js';
@@ -65,6 +65,20 @@ const ratePlansRoute = scopedRoute('property.ratePlans', {
   },
 });
 
+/**
+ * A property's wire JSON, made once per content object: the content cache hands out the same
+ * (never modified) Property until it is refreshed, so a cached read serialises nothing but its meta.
+ */
+const wireJson = new WeakMap<Property, string>();
+function propertyJson(property: Property): string {
+  let json = wireJson.get(property);
+  if (json === undefined) {
+    json = JSON.stringify(propertyToWire(property));
+    wireJson.set(property, json);
+  }
+  return json;
+}
+
 export function propertyRoutes(app: OpenAPIHono<HttpEnv>) {
   app.openapi(listRoute, async (c) => {
     const ctx = c.get('ctx');
@@ -84,7 +98,7 @@ export function propertyRoutes(app: OpenAPIHono<HttpEnv>) {
 
   app.openapi(detailRoute, async (c) => {
     const property = await getProperty(c.get('ctx'), c.req.valid('param').id);
-    return ok(c, propertyToWire(property));
+    return okJson(c, propertyJson(property)) as never;
   });
 
   app.openapi(roomTypesRoute, async (c) => {

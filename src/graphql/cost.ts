@@ -274,24 +274,3 @@ function clampPageSize(value: number): number {
   if (!Number.isFinite(value)) return QUERY_COST.maxPageSize;
   return Math.min(QUERY_COST.maxPageSize, Math.max(0, Math.floor(value)));
 }
-
-/** The cost already worked out for an operation's context (the cost limit's), so the rate limit does not walk the document again. */
-const known = new WeakMap<object, { document: DocumentNode; variables: unknown; operationName: unknown; cost: number }>();
-
-/**
- * documentCost, once per operation: the cost limit (while validating) and the rate limit (when the
- * operation runs) ask for the same document, variables and operation name in one context.
- */
-export function costOnce(
-  context: unknown,
-  document: DocumentNode,
-  variables: Readonly<Record<string, unknown>> | null | undefined,
-  options: QueryCostOptions = {},
-): number {
-  const key = typeof context === 'object' && context !== null ? context : null;
-  const found = key ? known.get(key) : undefined;
-  if (found && found.document === document && found.variables === variables && found.operationName === options.operationName) return found.cost;
-  const cost = documentCost(document, variables, options);
-  if (key) known.set(key, { document, variables, operationName: options.operationName, cost });
-  return cost;
-}

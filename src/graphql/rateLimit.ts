@@ -1,7 +1,7 @@
 import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
-import { costOnce, documentCost } from './cost.js';
+import { costOnce } from './costOnce.js';
 import { rateLimitHeaders, type RateDecision } from '../services/access/index.js';
 import { RateLimitError } from '../services/kernel/index.js';
 import { errorExtensions } from './errors.js';
@@ -88,7 +88,7 @@ export function useRateLimit(): Plugin {
   }) => {
     const ctx = requestContextOf(args.contextValue);
     const charged = await charge(ctx, () =>
-      // Worked out once: the cost limit did it while validating (cost.ts costOnce).
+      // Worked out once: the cost limit did it while validating (costOnce.ts).
       costOnce(args.contextValue, args.document, args.variableValues as Record<string, unknown> | undefined, {
         schema: args.schema,
         operationName: args.operationName,
@@ -156,15 +156,22 @@ function chargeOf(context: unknown): Charge | undefined {
 }
 
 /**
- * graphql-ws: charges an operation its documentCost when it is subscribed. Returns the errors to
- * refuse it with (code RATE_LIMIT_EXCEEDED), or null when it may run.
+ * graphql-ws: charges an operation its documentCost when it is subscribed (the cost limit's, worked
+ * out while validating in the same GraphQL context `contextValue`). Returns the errors to refuse it
+ * with (code RATE_LIMIT_EXCEEDED), or null when it may run.
  */
 export async function chargeWsOperation(
   ctx: RequestContext,
-  operation: { document: DocumentNode; variables?: Record<string, unknown> | null | undefined; operationName?: string | null | undefined; schema: GraphQLSchema },
+  operation: {
+    contextValue: unknown;
+    document: DocumentNode;
+    variables?: Record<string, unknown> | null | undefined;
+    operationName?: string | null | undefined;
+    schema: GraphQLSchema;
+  },
 ): Promise<readonly GraphQLError[] | null> {
   const charged = await charge(ctx, () =>
-    documentCost(operation.document, operation.variables, { schema: operation.schema, operationName: operation.operationName }),
+    costOnce(operation.contextValue, operation.document, operation.variables, { schema: operation.schema, operationName: operation.operationName }),
   );
   return charged && !charged.decision.allowed ? [rateLimitError(charged, false)] : null;
 }

@@ -11,6 +11,7 @@ import { httpRequestErrors } from './plugins/httpRequestErrors.js';
 import { incrementalDelivery } from './plugins/incrementalDelivery.js';
 import { incrementalErrors } from './plugins/incrementalErrors.js';
 import { introspectionDisabled } from './plugins/introspectionDisabled.js';
+import { jitExecution } from './plugins/jit.js';
 import { armorConfig } from './plugins/limits.js';
 import { persistedOperations } from './plugins/persistedOperations.js';
 import { suggestionsHidden } from './plugins/suggestionsHidden.js';
@@ -85,6 +86,9 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>, graphiql
     // before Yoga does: Yoga's own limit (a TransformStream over every body) is off.
     maxRequestBodySize: false,
     plugins: [
+      // graphql-jit for documents that run again (plugins/jit.ts). First: it replaces the execute
+      // function, and the plugins below wrap whichever one runs.
+      jitExecution(settings),
       // HTTP-level refusals with a GraphQL error body and a code (415, 406, malformed parameters).
       httpRequestErrors(),
       // No "Did you mean ...?" in any error (before variableRequestErrors, which marks what it answers).

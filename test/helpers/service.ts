@@ -77,6 +77,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     env.DATABASE_SCHEMA = `t_${randomBytes(6).toString('hex')}`;
   }
   if (process.env.REDIS_URL) env.REDIS_URL = process.env.REDIS_URL;
+  // Any suite can run with graphql-jit from a document's first run (GRAPHQL_JIT_AFTER=0) or without it.
+  for (const name of ['GRAPHQL_JIT', 'GRAPHQL_JIT_AFTER']) if (process.env[name] !== undefined) env[name] = process.env[name]!;
   return { ...env, ...overrides };
 }
 

@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { BadRequestError } from '../../services/kernel/index.js';
-import { costOnce } from '../cost.js';
+import { costOnce } from '../costOnce.js';
 import { errorExtensions } from '../errors.js';
 import { LIMIT_CODES, LIMIT_MESSAGES } from './limits.js';
 
