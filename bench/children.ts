@@ -6,6 +6,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -278,6 +280,39 @@ export function answerRequests(handler: (message: Record<string, unknown> & { cm
 /** Wall-clock time in milliseconds with sub-millisecond resolution (comparable across processes of one machine). */
 export function wallNow(): number {
   return performance.timeOrigin + performance.now();
+}
+
+/** A child's answer to `cpu`: its user and system CPU time so far (process.cpuUsage(), µs) and the wall clock (ms). */
+export function cpuReading(): NodeJS.CpuUsage & { at: number } {
+  return { ...process.cpuUsage(), at: wallNow() };
+}
+
+/** The child side of a server the bench starts: SIGTERM or SIGINT closes it, its open connections too, then exits. */
+export function stopOnSignals(server: Server): void {
+  const stop = () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+/** Listens on a free port of 127.0.0.1 and prints `{"port":…}` as one JSON line on stdout, which startChild reads. */
+export function listenAndAnnounce(server: Server): void {
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as AddressInfo;
+    process.stdout.write(`${JSON.stringify({ port })}\n`);
+  });
+}
+
+/** The child side of a twin: stops on signals, answers `cpu` over IPC, listens and prints its port. */
+export function serveTwin(server: Server): void {
+  stopOnSignals(server);
+  answerRequests(async (message) => {
+    if (message.cmd === 'cpu') return cpuReading();
+    throw new Error(`unknown request ${message.cmd}`);
+  });
+  listenAndAnnounce(server);
 }
 
 /**

@@ -15,9 +15,8 @@
  *   received, unique, duplicates, verified, badSignatures, badBodies, types }.
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { answerRequests, wallNow } from './children.js';
+import { answerRequests, listenAndAnnounce, stopOnSignals, wallNow } from './children.js';
 
 /** The signing secret of each webhook, by the last path segment of its URL (/hook/<i>). */
 let webhooks: Webhook[] = [];
@@ -70,12 +69,7 @@ const server = createServer((req, res) => {
 });
 server.keepAliveTimeout = 60_000;
 
-function stop(): void {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-}
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+stopOnSignals(server);
 
 answerRequests(async (message) => {
   switch (message.cmd) {
@@ -107,7 +101,4 @@ answerRequests(async (message) => {
   }
 });
 
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stdout.write(`${JSON.stringify({ port })}\n`);
-});
+listenAndAnnounce(server);

@@ -6,6 +6,8 @@
  * counter), cycling when it ends. MIX_TEXT below is what bench/README.md states.
  */
 
+import { prng } from '../src/simulator/dataset.js';
+
 /** The dimensions of a search and their weights (relative). */
 const CITIES: [string | null, number][] = [
   [null, 30], // no city: the whole catalog (500 properties)
@@ -48,18 +50,6 @@ const VIEWS: [string, string, number][] = [
 export const MIX_SEED = 18;
 export const MIX_LENGTH = 1000;
 
-/** mulberry32: a small seeded generator, the same sequence on every machine. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function pick<T extends unknown[]>(random: () => number, options: T[]): T {
   const total = options.reduce((n, o) => n + (o[o.length - 1] as number), 0);
   let roll = random() * total;
@@ -85,7 +75,7 @@ const DAY_MS = 86_400_000;
 
 /** The sequence for a run on `day` (its dates are counted from that day, UTC). */
 export function searchMix(day: Date = new Date(), seed = MIX_SEED, length = MIX_LENGTH): SearchMix {
-  const random = generator(seed);
+  const random = prng(seed);
   const today = Math.floor(day.getTime() / DAY_MS) * DAY_MS;
   const iso = (t: number) => new Date(t).toISOString().slice(0, 10);
   const paths: string[] = [];

@@ -7,10 +7,10 @@
  * line on stdout; answers `cpu` over IPC.
  */
 import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
+import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { loadAnswers } from './answers.js';
-import { answerRequests, wallNow } from './children.js';
+import { serveTwin } from './children.js';
 
 const file = process.env.TWIN_ANSWERS_FILE;
 if (!file) {
@@ -31,19 +31,7 @@ app.all('*', async (c) => {
   return c.body(answer.body() as Uint8Array<ArrayBuffer>, answer.status as 200, headers);
 });
 
-const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
-  process.stdout.write(`${JSON.stringify({ port: info.port })}\n`);
-}) as Server;
+const server = createAdaptorServer({ fetch: app.fetch }) as Server;
 if (keepAliveTimeoutMs) server.keepAliveTimeout = keepAliveTimeoutMs;
 
-function stop(): void {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-}
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-
-answerRequests(async (message) => {
-  if (message.cmd === 'cpu') return { ...process.cpuUsage(), at: wallNow() };
-  throw new Error(`unknown request ${message.cmd}`);
-});
+serveTwin(server);

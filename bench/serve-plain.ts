@@ -8,9 +8,8 @@
  * Prints `{"port":…}` as one JSON line on stdout; answers `cpu` over IPC (process.cpuUsage()).
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { loadAnswers } from './answers.js';
-import { answerRequests, wallNow } from './children.js';
+import { serveTwin } from './children.js';
 
 const file = process.env.TWIN_ANSWERS_FILE;
 if (!file) {
@@ -34,19 +33,4 @@ const server = createServer((req, res) => {
 });
 if (keepAliveTimeoutMs) server.keepAliveTimeout = keepAliveTimeoutMs;
 
-function stop(): void {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-}
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-
-answerRequests(async (message) => {
-  if (message.cmd === 'cpu') return { ...process.cpuUsage(), at: wallNow() };
-  throw new Error(`unknown request ${message.cmd}`);
-});
-
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stdout.write(`${JSON.stringify({ port })}\n`);
-});
+serveTwin(server);

@@ -41,7 +41,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { answerRequests, serviceDir, wallNow } from './children.js';
+import { answerRequests, cpuReading, serviceDir, wallNow } from './children.js';
 
 /** A module of the measured service's checkout (typed as this checkout's). */
 function serviceModule<T>(path: string): Promise<T> {
@@ -179,7 +179,7 @@ async function handle(message: Record<string, unknown> & { cmd: string }): Promi
     case 'heapSnapshot':
       return writeHeapSnapshot(String(message.path));
     case 'cpu':
-      return { ...process.cpuUsage(), at: wallNow() };
+      return cpuReading();
     case 'loopDelay': {
       loopDelay.enable();
       const value = { mean: loopDelay.mean / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };

@@ -16,10 +16,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import SchemaBuilder from '@pothos/core';
 import { createYoga, type Plugin } from 'graphql-yoga';
-import { answerRequests, wallNow } from './children.js';
+import { serveTwin } from './children.js';
 
 interface RoomTypeData {
   roomtypeId: string;
@@ -90,19 +89,4 @@ const sameExtensions: Plugin = {
 const yoga = createYoga({ schema: builder.toSchema(), plugins: extensions ? [sameExtensions] : [] });
 const server = createServer(yoga);
 
-function stop(): void {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-}
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-
-answerRequests(async (message) => {
-  if (message.cmd === 'cpu') return { ...process.cpuUsage(), at: wallNow() };
-  throw new Error(`unknown request ${message.cmd}`);
-});
-
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stdout.write(`${JSON.stringify({ port })}\n`);
-});
+serveTwin(server);
