@@ -172,46 +172,42 @@ async function openPglite(config: Config): Promise<Database> {
  * LISTEN on a connection of its own. Never fails: a connection that cannot be made or is lost is
  * tried again every second until stopped (the dispatcher polls meanwhile).
  */
-async function listenPostgres(url: string, channel: string, onNotify: (payload: string) => void) {
-  let stopped = false;
-  let client: pg.Client | undefined;
-  let retry: NodeJS.Timeout | undefined;
-  const connect = async (): Promise<void> => {
-    if (stopped) return;
-    const next = new pg.Client({ connectionString: url });
-    const reconnect = () => {
-      if (client !== next) return;
-      client = undefined;
-      next.end().catch(() => {});
-      if (!stopped) retry = setTimeout(() => void connect(), 1_000).unref();
-    };
-    next.on('error', reconnect);
-    next.on('end', reconnect);
-    next.on('notification', (message) => onNotify(message.payload ?? ''));
-    client = next;
-    try {
-      await next.connect();
-      await next.query(`LISTEN "${channel}"`);
-    } catch {
-      reconnect();
-    }
-  };
-  await connect();
-  return async () => {
-    stopped = true;
-    clearTimeout(retry);
-    const last = client;
-    client = undefined;
-    await last?.end().catch(() => {});
-  };
+function listenPostgres(url: string, channel: string, onNotify: (payload: string) => void) {
+  return heldConnection(url, 'LISTEN', async (client) => {
+    client.on('notification', (message) => onNotify(message.payload ?? ''));
+    await client.query(`LISTEN "${channel}"`);
+  });
 }
 
 /**
  * Holds the advisory lock `key` on a connection of its own, with TCP keepalives both ways so that
  * a host that vanishes (not only a process that dies) frees it within about half a minute. A lost
- * connection is made again every second and the lock taken again.
+ * connection is made again every second and the lock taken again. The first lock is taken before
+ * the instance writes anything; failing there fails the start.
  */
-async function holdPostgresLiveness(url: string, key: string, onLost?: (error: unknown) => void) {
+function holdPostgresLiveness(url: string, key: string, onLost?: (error: unknown) => void) {
+  return heldConnection(
+    url,
+    'liveness',
+    async (client) => {
+      await client.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3');
+      await client.query('SELECT pg_advisory_lock($1::bigint)', [key]);
+    },
+    { required: true, keepAlive: true, onLost },
+  );
+}
+
+/**
+ * A connection of its own that `setup` prepares (a LISTEN, an advisory lock), made again a second
+ * after any loss (once per loss, `onLost` told) until the function it returns stops it. `required`:
+ * the first connection's failure is thrown; otherwise it is retried as a loss is.
+ */
+async function heldConnection(
+  url: string,
+  label: string,
+  setup: (client: pg.Client) => Promise<void>,
+  options: { required?: boolean; keepAlive?: boolean; onLost?: ((error: unknown) => void) | undefined } = {},
+): Promise<() => Promise<void>> {
   let stopped = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
@@ -221,28 +217,32 @@ async function holdPostgresLiveness(url: string, key: string, onLost?: (error: u
     client = undefined;
     from?.end().catch(() => {});
     if (stopped || retry) return;
-    onLost?.(error);
+    options.onLost?.(error);
     retry = setTimeout(() => {
       retry = undefined;
       void connect().catch((e: unknown) => lost(client, e));
     }, 1_000).unref();
   };
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: url, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    const next = new pg.Client({
+      connectionString: url,
+      ...(options.keepAlive ? { keepAlive: true, keepAliveInitialDelayMillis: 10_000 } : {}),
+    });
     next.on('error', (error) => lost(next, error));
-    next.on('end', () => lost(next, new Error('the liveness connection ended')));
+    next.on('end', () => lost(next, new Error(`the ${label} connection ended`)));
     client = next;
     await next.connect();
-    await next.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3');
-    await next.query('SELECT pg_advisory_lock($1::bigint)', [key]);
+    await setup(next);
   };
-  // The first lock is taken before the instance writes anything; failing here fails the start.
   try {
     await connect();
   } catch (error) {
-    stopped = true;
-    await client?.end().catch(() => {});
-    throw error;
+    if (options.required) {
+      stopped = true;
+      await client?.end().catch(() => {});
+      throw error;
+    }
+    lost(client, error);
   }
   return async () => {
     stopped = true;
