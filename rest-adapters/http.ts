@@ -177,6 +177,8 @@ export async function requestContextOf(deps: AppDeps, ex: Exchange, options: { l
     clientIp: ex.clientIp,
     signal: () => ex.signal,
     scenarioHeader: ex.header('x-test-scenario'),
+    languageHeader: ex.header('accept-language'),
+    reachedAs: { https: ex.https, host: ex.header('host') },
   });
 }
 

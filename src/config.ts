@@ -22,6 +22,14 @@ const envSchema = z.object({
     .default('public'),
   DATA_DIR: z.string().default('./data'),
   REDIS_URL: optionalUrl,
+  /**
+   * The service's public origin (https://api.example.com), which the links it hands out start with
+   * (images). Unset: the scheme and Host of each request.
+   */
+  PUBLIC_BASE_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((v) => new URL(v).origin)
+    .optional(),
   UPSTREAM_URL: optionalUrl,
   /** Deadlines of upstream calls: content and search are short, booking longer. */
   UPSTREAM_CONTENT_TIMEOUT_MS: z.coerce.number().int().positive().default(3_000),
@@ -220,6 +228,7 @@ const configSchema = envSchema.transform((e, ctx) => {
     databaseSchema: e.DATABASE_SCHEMA,
     dataDir: absolute(e.DATA_DIR),
     redisUrl: e.REDIS_URL,
+    publicBaseUrl: e.PUBLIC_BASE_URL,
     upstreamUrl: e.UPSTREAM_URL,
     upstream: {
       contentTimeoutMs: e.UPSTREAM_CONTENT_TIMEOUT_MS,

@@ -6,7 +6,7 @@ import type { ChannelRateLimits, CredentialCache, CredentialHeaders, Principal, 
 import { createLoaders, type Loaders, type PropertyCatalog } from './services/catalog/index.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
-import type { AppError } from './services/kernel/index.js';
+import { isLanguage, negotiateLanguage, type AppError, type Language } from './services/kernel/index.js';
 import type { AvailabilityCache } from './services/search/index.js';
 import type { OutcomeRecorder, WebhookSender } from './services/webhooks/index.js';
 import type { EventBus } from './events/bus.js';
@@ -71,6 +71,17 @@ export interface RequestContext {
   /** Per-request batching of provider lookups. */
   readonly loaders: Loaders;
   /**
+   * The language content is served in: negotiated from `Accept-Language` when first read (the
+   * default when absent); GraphQL's `@inContext(language:)` sets it for its operation.
+   */
+  readonly language: Language;
+  /**
+   * The service's origin as the caller reaches it (`https://api.example.com`): PUBLIC_BASE_URL, else
+   * the request's scheme (TLS, or a trusted proxy's X-Forwarded-Proto) and Host. Links the service
+   * hands out (images) start with it.
+   */
+  readonly publicOrigin: string;
+  /**
    * A graphql-ws subscription's part in the execution it shares with the others of the same
    * channel, scopes, document and variables (src/graphql/multiplex.ts); undefined when it runs on
    * its own (SSE, and every query and mutation).
@@ -110,10 +121,14 @@ export type SubscriptionSharing =
 export type Lazy<T> = T | (() => T);
 
 /** What the HTTP layer (or a test, or graphql-ws) knows of a request. */
-export type RequestContextParts = Omit<RequestContext, 'deps' | 'loaders' | 'scenario' | 'logger' | 'signal'> & {
+export type RequestContextParts = Omit<RequestContext, 'deps' | 'loaders' | 'scenario' | 'logger' | 'signal' | 'language' | 'publicOrigin'> & {
   logger: Lazy<Logger>;
   signal: Lazy<AbortSignal | undefined>;
   scenarioHeader?: string | undefined;
+  /** The request's `Accept-Language`, negotiated when something first asks for the language. */
+  languageHeader?: string | undefined;
+  /** How the request reached the service, for publicOrigin when PUBLIC_BASE_URL is unset. */
+  reachedAs?: { https: boolean; host: string | undefined } | undefined;
 };
 
 /**
@@ -136,6 +151,9 @@ class HttpRequestContext implements RequestContext {
   #logger: Lazy<Logger>;
   #signal: Lazy<AbortSignal | undefined>;
   #loaders: Loaders | undefined;
+  #language: Language | string | undefined;
+  #reachedAs: RequestContextParts['reachedAs'];
+  #origin: string | undefined;
 
   constructor(
     readonly deps: AppDeps,
@@ -151,6 +169,18 @@ class HttpRequestContext implements RequestContext {
     this.scenario = deps.config.env === 'sandbox' && SCENARIO_SET.has(header ?? '') ? (header as Scenario) : undefined;
     this.#logger = parts.logger;
     this.#signal = parts.signal;
+    this.#language = parts.languageHeader;
+    this.#reachedAs = parts.reachedAs;
+  }
+
+  get publicOrigin(): string {
+    return (this.#origin ??= originOf(this.deps.config.publicBaseUrl, this.#reachedAs));
+  }
+
+  get language(): Language {
+    const value = this.#language;
+    if (value !== undefined && isLanguage(value)) return value;
+    return (this.#language = negotiateLanguage(value));
   }
 
   get logger(): Logger {
@@ -189,5 +219,18 @@ export function exposeRequestContext(target: object, ctx: RequestContext): void 
     logger: lazy(() => ctx.logger),
     signal: lazy(() => ctx.signal),
     loaders: lazy(() => ctx.loaders),
+    // Configurable: GraphQL's @inContext(language:) replaces it for its operation (src/graphql/plugins/language.ts).
+    language: lazy(() => ctx.language),
+    publicOrigin: lazy(() => ctx.publicOrigin),
   });
+}
+
+/** A Host header as a link may carry it: a DNS name or address with an optional port; anything else is not trusted. */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/** The public origin: the configured one, else the request's scheme and Host (localhost when it has none fit for a link). */
+export function originOf(configured: string | undefined, reachedAs: RequestContextParts['reachedAs']): string {
+  if (configured) return configured;
+  const host = reachedAs?.host && HOST.test(reachedAs.host) ? reachedAs.host.toLowerCase() : 'localhost';
+  return `${reachedAs?.https ? 'https' : 'http'}://${host}`;
 }

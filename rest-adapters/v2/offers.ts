@@ -1,5 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { CURRENCIES, BadRequestError, TokenExpiredError, UpstreamError } from '../../src/services/kernel/index.js';
+import { CURRENCIES, BadRequestError, languageOf, TokenExpiredError, UpstreamError } from '../../src/services/kernel/index.js';
 import { searchRules } from '../../src/services/search/index.js';
 import { v2Availability, v2PriceCheck } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';
@@ -112,7 +112,12 @@ const AvailabilityQuery = z.object({
     .string()
     .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,3}$/, 'a language tag such as ko-KR')
     .optional()
-    .openapi({ default: 'ko-KR', description: 'Accepted; names are served in the catalog\'s language' }),
+    .openapi({
+      default: 'ko-KR',
+      description:
+        'The language of room names, bed groups and amenities: ko-KR, en-US, ja-JP or zh-CN (a bare ja is ja-JP). Without it the ' +
+        'request\'s Accept-Language decides; an unsupported tag is served in ko-KR.',
+    }),
 });
 
 const availabilityRoute = v2ScopedRoute('search.availability', {
@@ -164,7 +169,8 @@ export function offerRoutes(app: OpenAPIHono<HttpEnv>) {
       occupancies: q.occupancy,
       propertyIds: q.property_id,
       currency: q.currency ?? 'KRW',
-      language: q.language ?? 'ko-KR',
+      // The parameter when given, else the request's Accept-Language (both negotiated; unsupported: ko-KR).
+      language: q.language ? languageOf(q.language) : c.get('ctx').language,
     });
     return c.json(availabilityWire(answer), 200);
   });

@@ -1,4 +1,13 @@
-import type { CancellationPolicyType, MealPlan, ProviderBookingStatus } from '../services/kernel/index.js';
+import type {
+  AmenityGroup,
+  CancellationPolicyType,
+  ImageCategory,
+  ImageSize,
+  LocalizedText,
+  MealPlan,
+  ProviderBookingStatus,
+  RoomView,
+} from '../services/kernel/index.js';
 
 /**
  * The wire protocol between the service and its inventory provider: JSON over HTTP, snake_case,
@@ -9,6 +18,8 @@ import type { CancellationPolicyType, MealPlan, ProviderBookingStatus } from '..
  *   GET  /properties?cursor=&limit=&updated_since=&include=rooms
  *                                                  pages of properties, by id
  *   GET  /properties/{id}                          one property with room types and rate plans
+ *   GET  /images/{property_id}/{image_id}/{size}.png
+ *                                                  an image at one of its advertised sizes (image/png)
  *   POST /properties/batch    {ids}                many properties in one call; unknown ids listed
  *   POST /availability        AvailabilityRequest  prices and stock for many properties at once
  *   POST /availability/batch  {items}              many availability searches, each with its own stay, in
@@ -34,26 +45,81 @@ export type Scenario = (typeof SCENARIOS)[number];
 
 export type { CancellationPolicyType, MealPlan };
 
+/**
+ * Content texts come in every language the provider has them in, keyed by language tag
+ * (`ko-KR`, `en-US`, `ja-JP`, `zh-CN`): `ko-KR` always, the others where translated. The service
+ * picks one per request (src/services/kernel/language.ts).
+ */
+export type UpstreamText = LocalizedText;
+
+/** An amenity: a stable code (`free_wifi`), its group and its name. */
+export interface UpstreamAmenity {
+  code: string;
+  group: AmenityGroup;
+  name: UpstreamText;
+}
+
+/** One size of an image, at `path` on the provider (GET, image/png). */
+export interface UpstreamImageLink {
+  size: ImageSize;
+  width: number;
+  height: number;
+  /** The provider's path of this size: `/images/{property_id}/{image_id}/{size}.png`. */
+  path: string;
+}
+
+export interface UpstreamImage {
+  /** Unique within its property. */
+  id: string;
+  category: ImageCategory;
+  /** The property's main image; exactly one image of a property is. */
+  hero: boolean;
+  caption: UpstreamText;
+  /** One link per size of IMAGE_SIZES, smallest first. */
+  links: UpstreamImageLink[];
+}
+
 export interface UpstreamRatePlan {
   id: string;
   roomtype_id: string;
-  name: string;
+  /** Says its cancellation policy and meal plan, e.g. en-US `Free cancellation, breakfast included`. */
+  name: UpstreamText;
   meal_plan: MealPlan;
   refundable: boolean;
   cancellation_policy: CancellationPolicyType;
+  /** What the rate includes besides the room (breakfast, free cancellation, ...). */
+  amenities: UpstreamAmenity[];
+}
+
+export interface UpstreamOccupancy {
+  /** Guests in all, children included. */
+  max_total: number;
+  max_adults: number;
+  max_children: number;
+  /** Who counts as a child and an infant, by age in years (inclusive). */
+  age_categories: { category: 'adult' | 'child' | 'infant'; min_age: number; max_age: number | null }[];
 }
 
 export interface UpstreamRoomType {
   id: string;
   property_id: number;
-  name: string;
+  name: UpstreamText;
+  /** = occupancy.max_total. */
   max_occupancy: number;
-  bed_groups: { id: string; description: string }[];
+  occupancy: UpstreamOccupancy;
+  bed_groups: { id: string; description: UpstreamText }[];
+  descriptions: { overview: UpstreamText };
+  /** Square metres. */
+  area_sqm: number;
+  views: RoomView[];
+  amenities: UpstreamAmenity[];
+  images: UpstreamImage[];
   rate_plans: UpstreamRatePlan[];
 }
 
 export interface UpstreamProperty {
   id: number;
+  /** The property's own name, as it is spelled everywhere (not translated). */
   name: string;
   city: string;
   country: string;
@@ -63,6 +129,35 @@ export interface UpstreamProperty {
   longitude: number;
   timezone: string;
   updated_at: string;
+  descriptions: {
+    headline: UpstreamText;
+    general: UpstreamText;
+    location: UpstreamText;
+    rooms: UpstreamText;
+    dining: UpstreamText;
+    amenities: UpstreamText;
+  };
+  amenities: UpstreamAmenity[];
+  /** The hero first, then the gallery. */
+  images: UpstreamImage[];
+  checkin: {
+    /** Local time, HH:MM. */
+    begin_time: string;
+    /** Local time, HH:MM; null when the desk is open around the clock. */
+    end_time: string | null;
+    min_age: number;
+    instructions: UpstreamText;
+  };
+  checkout: { time: string };
+  policies: { children: UpstreamText; pets: UpstreamText; extra_beds: UpstreamText; know_before_you_go: UpstreamText };
+  /** E.164, e.g. +82-2-1234-5678. */
+  phone: string;
+  chain: { id: string; name: string } | null;
+  brand: { id: string; name: string } | null;
+  /** Languages the staff speak, as BCP 47 primary tags (`ko`, `en`, ...). */
+  spoken_languages: string[];
+  /** Guest reviews: score 0.0 to 10.0; null when the property has none yet. */
+  review: { score: number; count: number } | null;
   /** Present on detail and batch answers, and on lists asked with include=rooms. */
   room_types?: UpstreamRoomType[];
 }
@@ -93,6 +188,8 @@ export interface AvailabilityRequest {
   property_ids?: number[];
   city?: string;
   star_rating_min?: number;
+  /** Amenity codes every listed property has (all of them). */
+  amenities?: string[];
   /** `lowest`: only the cheapest bookable rate per property; `rates`: every rate. */
   detail: 'lowest' | 'rates';
 }
@@ -122,6 +219,9 @@ export interface PropertyAvailability {
   name: string;
   city: string;
   star_rating: number;
+  /** The property's hero image, and its amenity codes, to show and filter results without a content lookup. */
+  hero_image: UpstreamImage | null;
+  amenity_codes: string[];
   /** True when some rate has enough rooms for the party. */
   available: boolean;
   /** `detail: rates`: every rate whose room fits each room's occupancy; `lowest`: the cheapest bookable one. */

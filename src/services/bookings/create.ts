@@ -4,7 +4,7 @@ import { Prisma, type Booking } from '../../generated/prisma/client.js';
 import type { RoomOccupancy, Scenario, UpstreamBooking } from '../../upstream/protocol.js';
 import { isVisible } from './states.js';
 import { checkinInstant, freeCancellationBefore, partySize } from '../search/index.js';
-import { convertFromKrw, isUniqueViolation, principalOf, UpstreamError, ValidationError, type FieldIssue } from '../kernel/index.js';
+import { convertFromKrw, isUniqueViolation, principalOf, textIn, UpstreamError, ValidationError, type FieldIssue } from '../kernel/index.js';
 import { insertCharged, movesBookingMoney, postBookingMoney } from './ledger.js';
 import { offerClaims, TokenError, type OfferClaims } from '../access/index.js';
 import { BookTokenError, PriceChangedError, SoldOutError } from './errors.js';
@@ -141,9 +141,10 @@ export async function bookOffers(ctx: RequestContext, offers: OfferToBook[], nam
           propertyId: property.id,
           propertyName: input.propertyName ?? property.name,
           roomtypeId: room.id,
-          roomType: input.roomType ?? room.name,
+          // The names as the partner read them: in the request's language.
+          roomType: input.roomType ?? textIn(room.name, ctx.language),
           rateplanId: plan.id,
-          ratePlan: input.ratePlan ?? plan.name,
+          ratePlan: input.ratePlan ?? textIn(plan.name, ctx.language),
           checkin: dateValue(offer.checkin),
           checkout: dateValue(offer.checkout),
           timezone: property.timezone,

@@ -1,9 +1,9 @@
 import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
-import type { Property, PropertySummary } from './properties.js';
+import type { Amenity, Image, Property, PropertySummary } from './properties.js';
 import { UpstreamError } from '../kernel/index.js';
 import type { CallOptions, UpstreamClient } from '../../upstream/client.js';
-import type { UpstreamProperty } from '../../upstream/protocol.js';
+import type { UpstreamAmenity, UpstreamImage, UpstreamProperty } from '../../upstream/protocol.js';
 
 /**
  * Property content from the provider: a bounded, expiring cache shared by all requests, in front
@@ -80,7 +80,22 @@ export function createLoaders(catalog: PropertyCatalog, options: CallOptions): L
   };
 }
 
+function toAmenity(a: UpstreamAmenity): Amenity {
+  return { code: a.code, group: a.group, name: a.name };
+}
+
+function toImage(i: UpstreamImage): Image {
+  return {
+    id: i.id,
+    category: i.category,
+    hero: i.hero,
+    caption: i.caption,
+    links: i.links.map((l) => ({ size: l.size, width: l.width, height: l.height, providerPath: l.path })),
+  };
+}
+
 export function toSummary(p: UpstreamProperty): PropertySummary {
+  const d = p.descriptions;
   return {
     id: p.id,
     name: p.name,
@@ -92,6 +107,22 @@ export function toSummary(p: UpstreamProperty): PropertySummary {
     longitude: p.longitude,
     timezone: p.timezone,
     updatedAt: new Date(p.updated_at),
+    descriptions: { headline: d.headline, general: d.general, location: d.location, rooms: d.rooms, dining: d.dining, amenities: d.amenities },
+    amenities: p.amenities.map(toAmenity),
+    images: p.images.map(toImage),
+    checkin: { beginTime: p.checkin.begin_time, endTime: p.checkin.end_time, minAge: p.checkin.min_age, instructions: p.checkin.instructions },
+    checkout: { time: p.checkout.time },
+    policies: {
+      children: p.policies.children,
+      pets: p.policies.pets,
+      extraBeds: p.policies.extra_beds,
+      knowBeforeYouGo: p.policies.know_before_you_go,
+    },
+    phone: p.phone,
+    chain: p.chain,
+    brand: p.brand,
+    spokenLanguages: p.spoken_languages,
+    review: p.review,
   };
 }
 
@@ -103,7 +134,18 @@ export function toProperty(p: UpstreamProperty): Property {
       propertyId: r.property_id,
       name: r.name,
       maxOccupancy: r.max_occupancy,
+      occupancy: {
+        maxTotal: r.occupancy.max_total,
+        maxAdults: r.occupancy.max_adults,
+        maxChildren: r.occupancy.max_children,
+        ageCategories: r.occupancy.age_categories.map((a) => ({ category: a.category, minAge: a.min_age, maxAge: a.max_age })),
+      },
       bedGroups: r.bed_groups.map((b) => ({ id: b.id, description: b.description })),
+      descriptions: { overview: r.descriptions.overview },
+      areaSqm: r.area_sqm,
+      views: r.views,
+      amenities: r.amenities.map(toAmenity),
+      images: r.images.map(toImage),
       ratePlans: r.rate_plans.map((rp) => ({
         id: rp.id,
         propertyId: r.property_id,
@@ -112,6 +154,7 @@ export function toProperty(p: UpstreamProperty): Property {
         mealPlan: rp.meal_plan,
         refundable: rp.refundable,
         cancellationPolicy: rp.cancellation_policy,
+        amenities: rp.amenities.map(toAmenity),
       })),
     })),
   };

@@ -3,9 +3,15 @@
  * (properties.ts), the content cache and its per-request loaders (catalog.ts), and the property
  * listing with its page tokens (listing.ts).
  */
-export { findRoomType, getProperty, ratePlansOf } from './properties.js';
+export { advertisedImage, findRoomType, getProperty, heroImage, imagePath, ratePlansOf } from './properties.js';
 export type {
+  AgeCategory,
+  Amenity,
   BedGroup,
+  Image,
+  ImageLink,
+  Occupancy,
+  PropertyDescriptions,
   CancellationPolicyType,
   MealPlan,
   Property,

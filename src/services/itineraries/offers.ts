@@ -1,4 +1,16 @@
-import { amountToNumber, callOptions, convertFromKrw, ForbiddenError, InvalidTokenError, principalOf, TokenExpiredError, type Amount, type Currency } from '../kernel/index.js';
+import {
+  amountToNumber,
+  callOptions,
+  convertFromKrw,
+  ForbiddenError,
+  InvalidTokenError,
+  principalOf,
+  textIn,
+  TokenExpiredError,
+  type Amount,
+  type Currency,
+  type Language,
+} from '../kernel/index.js';
 import type { RequestContext } from '../../context.js';
 import type { RoomOccupancy, UpstreamRate } from '../../upstream/protocol.js';
 import {
@@ -153,16 +165,9 @@ export function cancelPenalties(
   ];
 }
 
-const MEAL_AMENITIES: Record<Exclude<MealPlan, 'room_only'>, string> = {
-  breakfast: 'Breakfast included',
-  half_board: 'Half board (breakfast and dinner)',
-  full_board: 'Full board (all meals)',
-};
-
-/** `amenities` of a rate, keyed by id as Rapid does: its meal plan, if any. */
-export function rateAmenities(plan: Pick<RatePlan, 'mealPlan'>): Record<string, { id: string; name: string }> {
-  if (plan.mealPlan === 'room_only') return {};
-  return { [plan.mealPlan]: { id: plan.mealPlan, name: MEAL_AMENITIES[plan.mealPlan] } };
+/** `amenities` of a rate, keyed by id as Rapid does: what the rate plan includes (its meal plan and the like), named in `language`. */
+export function rateAmenities(plan: Pick<RatePlan, 'amenities'>, language: Language): Record<string, { id: string; name: string }> {
+  return Object.fromEntries(plan.amenities.map((a) => [a.code, { id: a.code, name: textIn(a.name, language) }]));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,8 +180,8 @@ export interface V2AvailabilityInput {
   occupancies: string[];
   propertyIds: number[];
   currency: Currency;
-  /** Accepted for the spec's sake; content is served in the catalog's one language. */
-  language: string;
+  /** The language of names and descriptions (the `language` parameter; an unsupported one falls back to the default). */
+  language: Language;
 }
 
 export interface V2BedGroup {
@@ -246,10 +251,10 @@ export async function v2Availability(ctx: RequestContext, input: V2AvailabilityI
       const offers = await Promise.all(
         room.ratePlans.flatMap((plan) => {
           const rate = rates.get(plan.id);
-          return rate ? [v2Rate(ctx, { property, plan, rate, stay, currency: input.currency, now, expires })] : [];
+          return rate ? [v2Rate(ctx, { property, plan, rate, stay, currency: input.currency, now, expires, language: input.language })] : [];
         }),
       );
-      if (offers.length) rooms.push({ id: v2RoomId(property.id, room.id), room_name: room.name, rates: offers });
+      if (offers.length) rooms.push({ id: v2RoomId(property.id, room.id), room_name: textIn(room.name, input.language), rates: offers });
     }
     const available = rooms.some((r) => r.rates.some((rate) => rate.status === 'available'));
     answer.push({ property_id: String(property.id), status: available ? 'available' : 'unavailable', rooms });
@@ -259,7 +264,7 @@ export async function v2Availability(ctx: RequestContext, input: V2AvailabilityI
 
 async function v2Rate(
   ctx: RequestContext,
-  o: { property: Property; plan: RatePlan; rate: UpstreamRate; stay: Stay; currency: Currency; now: Date; expires: Date },
+  o: { property: Property; plan: RatePlan; rate: UpstreamRate; stay: Stay; currency: Currency; now: Date; expires: Date; language: Language },
 ): Promise<V2Rate> {
   const { property, plan, rate, stay, currency, now } = o;
   const bookable = rate.available_rooms >= stay.occupancy.length;
@@ -276,7 +281,7 @@ async function v2Rate(
       const token = await ctx.deps.tokens.sign('v2_price_check', claims, { now, ttlSeconds: PRICE_CHECK_TTL_SECONDS });
       links.price_check = stepLink({ step: 'price_check', propertyId: property.id, roomId, rateId }, token, o.expires);
     }
-    return { id: bed.id, description: bed.description, links };
+    return { id: bed.id, description: textIn(bed.description, o.language), links };
   });
   for (const bed of await Promise.all(signed)) bedGroups[bed.id] = bed;
 
@@ -288,7 +293,7 @@ async function v2Rate(
     occupancy_pricing: occupancyPricing(rate, stay.occupancy, currency),
     bed_groups: bedGroups,
     cancel_penalties: cancelPenalties(plan.cancellationPolicy, { checkin: stay.checkin, timezone: property.timezone }, pricing.billableInclusive, currency, now),
-    amenities: rateAmenities(plan),
+    amenities: rateAmenities(plan, o.language),
     promotions: null,
     deposits: [],
   };

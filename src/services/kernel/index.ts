@@ -4,8 +4,20 @@
  * error mapping). Other modules import only this file.
  */
 export {
+  AMENITY_GROUPS,
   CANCELLATION_POLICY_TYPES,
+  DEFAULT_LANGUAGE,
+  IMAGE_CATEGORIES,
+  IMAGE_SIZES,
+  IMAGE_WIDTHS,
+  LANGUAGES,
   MEAL_PLANS,
+  ROOM_VIEWS,
+  type AmenityGroup,
+  type ImageCategory,
+  type ImageSize,
+  type Language,
+  type RoomView,
   PROVIDER_BOOKING_STATUSES,
   VISIBLE_BOOKING_STATUSES,
   type CancellationPolicyType,
@@ -48,6 +60,7 @@ export {
   type FieldIssue,
 } from './errors.js';
 export { escapeHtml } from './html.js';
+export { isLanguage, languageOf, negotiateLanguage, textIn, type LocalizedText } from './language.js';
 export { clientAddress, isHttps, isInRanges, isLoopback, normalizeIpEntry, type ConnectionFacts } from './ipRanges.js';
 export {
   CURRENCIES,

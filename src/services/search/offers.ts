@@ -1,7 +1,7 @@
 import type { RequestContext } from '../../context.js';
 import type { UpstreamRate } from '../../upstream/protocol.js';
 import { freeCancellationBefore } from './cancellation.js';
-import { amountToNumber, callOptions, convertFromKrw, NotFoundError, principalOf, ValidationError, type Amount, type Currency } from '../kernel/index.js';
+import { amountToNumber, callOptions, convertFromKrw, NotFoundError, principalOf, textIn, ValidationError, type Amount, type Currency } from '../kernel/index.js';
 import { findRoomType, getProperty, type CancellationPolicyType, type Property, type RatePlan } from '../catalog/index.js';
 import type { OfferClaims } from '../access/index.js';
 import { DAY_MS, type FieldNames, PRICE_CHECK_TTL_SECONDS, SNAKE_NAMES, type Stay, type StayInput, normalizeStay } from './rules.js';
@@ -47,7 +47,8 @@ export interface RoomOffers {
   roomtypeId: string;
   name: string;
   maxOccupancy: number;
-  bedGroups: Property['roomTypes'][number]['bedGroups'];
+  /** In the request's language. */
+  bedGroups: { id: string; description: string }[];
   rates: RateOffer[];
 }
 
@@ -106,7 +107,14 @@ export async function propertyOffers(
       offers.push(await offer(ctx, property, plan, rate, stay, currency, input.withTokens));
     }
     if (offers.length) {
-      roomTypes.push({ roomtypeId: room.id, name: room.name, maxOccupancy: room.maxOccupancy, bedGroups: room.bedGroups, rates: offers });
+      const language = ctx.language;
+      roomTypes.push({
+        roomtypeId: room.id,
+        name: textIn(room.name, language),
+        maxOccupancy: room.maxOccupancy,
+        bedGroups: room.bedGroups.map((b) => ({ id: b.id, description: textIn(b.description, language) })),
+        rates: offers,
+      });
     }
   }
   return { property, stay, currency, roomTypes };
@@ -152,7 +160,7 @@ async function offer(
   return {
     rateplanId: plan.id,
     roomtypeId: plan.roomtypeId,
-    name: plan.name,
+    name: textIn(plan.name, ctx.language),
     mealPlan: plan.mealPlan,
     refundable: plan.refundable,
     cancellationPolicy: {
