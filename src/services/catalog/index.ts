@@ -3,7 +3,7 @@
  * (properties.ts), the content cache and its per-request loaders (catalog.ts), and the property
  * listing with its page tokens (listing.ts).
  */
-export { advertisedImage, findRoomType, getProperty, heroImage, imagePath, ratePlansOf } from './properties.js';
+export { advertisedImage, findRoomType, getProperty, heroImage, imageHref, imagePath, ratePlansOf } from './properties.js';
 export type {
   AgeCategory,
   Amenity,

@@ -150,6 +150,11 @@ export function imagePath(propertyId: number, imageId: string, size: ImageSize):
   return `/images/${propertyId}/${imageId}/${size}.png`;
 }
 
+/** The link a partner gets for an image size: the service's public origin (ctx.publicOrigin) and imagePath. */
+export function imageHref(origin: string, propertyId: number, imageId: string, size: ImageSize): string {
+  return origin + imagePath(propertyId, imageId, size);
+}
+
 /** An advertised image size of a property (its own or a room type's), or undefined: the image route serves nothing else. */
 export function advertisedImage(property: Property, imageId: string, size: string): { image: Image; link: ImageLink } | undefined {
   for (const image of [property.images, ...property.roomTypes.map((r) => r.images)].flat()) {
