@@ -1,5 +1,6 @@
+import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { Language } from '../src/services/kernel/index.js';
+import { LANGUAGES, type Language } from '../src/services/kernel/index.js';
 import type { HttpEnv } from './env.js';
 
 /**
@@ -13,3 +14,11 @@ export function servedIn(c: Context<HttpEnv>, language: Language = c.get('ctx').
   c.header('Vary', 'Accept-Language', { append: true });
   return language;
 }
+
+/** The OpenAPI headers of an answer servedIn sets: `{ 200: { ..., headers: SERVED_IN_HEADERS } }`. */
+export const SERVED_IN_HEADERS = z.object({
+  'Content-Language': z.enum(LANGUAGES).openapi({
+    description: 'The language of the texts in the answer (Accept-Language negotiated; unsupported or absent: ko-KR)',
+  }),
+  Vary: z.string().regex(/Accept-Language/).openapi({ description: 'Accept-Language among others: caches keep one answer per language' }),
+});

@@ -4,6 +4,7 @@ import { searchRules } from '../../src/services/search/index.js';
 import { v2Availability, v2PriceCheck } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
+import { servedIn, SERVED_IN_HEADERS } from '../language.js';
 import { v2ScopedRoute } from '../routing.js';
 import { occupancyListParam, propertyIdListParam } from '../params.js';
 import { availabilityWire, priceCheckWire } from './links.js';
@@ -128,7 +129,11 @@ const availabilityRoute = v2ScopedRoute('search.availability', {
   description: 'Properties the provider does not know are left out. Price-check links expire 30 minutes after this call.',
   request: { query: AvailabilityQuery },
   responses: {
-    200: { description: 'One object per property', content: { 'application/json': { schema: z.array(PropertyAvailabilityV2) } } },
+    200: {
+      description: 'One object per property',
+      headers: SERVED_IN_HEADERS,
+      content: { 'application/json': { schema: z.array(PropertyAvailabilityV2) } },
+    },
     ...v2ErrorResponses(BadRequestError, UpstreamError),
   },
 });
@@ -163,15 +168,17 @@ const priceCheckRoute = v2ScopedRoute('search.priceCheck', {
 export function offerRoutes(app: OpenAPIHono<HttpEnv>) {
   app.openapi(availabilityRoute, async (c) => {
     const q = c.req.valid('query');
+    // The parameter when given, else the request's Accept-Language (both negotiated; unsupported: ko-KR).
+    const language = q.language ? languageOf(q.language) : c.get('ctx').language;
     const answer = await v2Availability(c.get('ctx'), {
       checkin: q.checkin,
       checkout: q.checkout,
       occupancies: q.occupancy,
       propertyIds: q.property_id,
       currency: q.currency ?? 'KRW',
-      // The parameter when given, else the request's Accept-Language (both negotiated; unsupported: ko-KR).
-      language: q.language ? languageOf(q.language) : c.get('ctx').language,
+      language,
     });
+    servedIn(c, language);
     return c.json(availabilityWire(answer), 200);
   });
 

@@ -3,6 +3,7 @@ import { BATCH_RATES_MAX_ITEMS, batchRates, itemFieldNames, readBatchItems, sear
 import { CURRENCIES, UpstreamError, ValidationError } from '../../../src/services/kernel/index.js';
 import { ErrorEnvelope, errorResponses, Meta, ok } from '../../envelope.js';
 import type { HttpEnv } from '../../env.js';
+import { servedIn, SERVED_IN_HEADERS } from '../../language.js';
 import { scopedRoute } from '../../routing.js';
 import { chargeItems } from '../../rateLimit.js';
 import { offersToWire, PropertyAvailabilityWire } from './wire.js';
@@ -101,6 +102,7 @@ const batchRoute = scopedRoute('search.batchRates', {
   responses: {
     200: {
       description: 'One result per item, in order',
+      headers: SERVED_IN_HEADERS,
       content: { 'application/json': { schema: z.object({ data: z.array(BatchRatesResultWire), meta: Meta }) } },
     },
     ...errorResponses(ValidationError, UpstreamError),
@@ -121,6 +123,8 @@ export function batchRatesRoutes(app: OpenAPIHono<HttpEnv>) {
     await chargeItems(c, body.items.length);
     const items = readBatchItems(body.items, BatchItemWire, { fieldPrefix: (i) => `items.${i}`, propertyIdKey: 'property_id' });
     const results = await batchRates(c.get('ctx'), { currency: body.currency, items }, (i) => itemFieldNames(SNAKE_NAMES, `items.${i}`));
+    // Room and rate plan names in ctx.language, as GET /search/availability/{propertyId}.
+    servedIn(c);
     return ok(c, results.map(resultToWire));
   });
 }

@@ -1,5 +1,6 @@
 import { priceCheck, propertyAvailability, searchAvailability, searchRates } from '../../../src/services/search/index.js';
 import { ok } from '../../envelope.js';
+import { servedIn } from '../../language.js';
 import type { AppRouteHandler } from '../../env.js';
 import type { multiRoute, priceCheckRoute, ratesRoute, singleRoute } from './routes.js';
 import { contextToWire, offersToWire, paginationToWire, priceCheckToWire, searchItemToWire } from './wire.js';
@@ -8,7 +9,8 @@ import { contextToWire, offersToWire, paginationToWire, priceCheckToWire, search
 
 export const multi: AppRouteHandler<typeof multiRoute> = async (c) => {
   const q = c.req.valid('query');
-  const { context, page } = await searchAvailability(c.get('ctx'), {
+  const ctx = c.get('ctx');
+  const { context, page } = await searchAvailability(ctx, {
     checkin: q.checkin,
     checkout: q.checkout,
     adults: q.adults,
@@ -19,13 +21,17 @@ export const multi: AppRouteHandler<typeof multiRoute> = async (c) => {
     propertyIds: q.property_id,
     city: q.city,
     starRatingMin: q.star_rating_min,
+    amenities: q.amenities,
     priceMin: q.price_min,
     priceMax: q.price_max,
     sortBy: q.sort_by,
     page: q.page,
     perPage: q.per_page,
   });
-  return ok(c, page.items.map(searchItemToWire), 200, { search_context: contextToWire(context), pagination: paginationToWire(page) });
+  // Captions in the request's language (Accept-Language).
+  const language = servedIn(c);
+  const items = page.items.map((i) => searchItemToWire(i, language, ctx.publicOrigin));
+  return ok(c, items, 200, { search_context: contextToWire(context), pagination: paginationToWire(page) });
 };
 
 export const single: AppRouteHandler<typeof singleRoute> = async (c) => {
@@ -42,6 +48,8 @@ export const single: AppRouteHandler<typeof singleRoute> = async (c) => {
     roomtypeId: q.roomtype_id,
     rateplanId: q.rateplan_id,
   });
+  // Room and rate plan names were read in ctx.language (offers.ts).
+  servedIn(c);
   return ok(c, offersToWire(offers));
 };
 
@@ -57,5 +65,6 @@ export const rates: AppRouteHandler<typeof ratesRoute> = async (c) => {
     adults: q.adults,
     currency: q.currency,
   });
+  servedIn(c);
   return ok(c, offersToWire(offers));
 };

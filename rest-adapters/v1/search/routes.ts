@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { CURRENCIES, NotFoundError, TokenExpiredError, UpstreamError, ValidationError } from '../../../src/services/kernel/index.js';
 import { searchRules } from '../../../src/services/search/index.js';
 import { errorResponses, Meta } from '../../envelope.js';
+import { SERVED_IN_HEADERS } from '../../language.js';
 import { scopedRoute } from '../../routing.js';
 import { idParam, intParam, listParam } from '../../params.js';
 import { MultiQuery, Pagination, PriceCheckWire, PropertyAvailabilityWire, SearchContextWire, SearchItemWire, stayQuery } from './wire.js';
@@ -17,6 +18,7 @@ export const multiRoute = scopedRoute('search.availability', {
   responses: {
     200: {
       description: 'Matching properties',
+      headers: SERVED_IN_HEADERS,
       content: {
         'application/json': {
           schema: z.object({ data: z.array(SearchItemWire), search_context: SearchContextWire, pagination: Pagination, meta: Meta }),
@@ -46,7 +48,11 @@ export const singleRoute = scopedRoute('search.propertyAvailability', {
     }),
   },
   responses: {
-    200: { description: 'Rates by room type', content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } } },
+    200: {
+      description: 'Rates by room type',
+      headers: SERVED_IN_HEADERS,
+      content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } },
+    },
     ...errorResponses(ValidationError, NotFoundError, UpstreamError),
   },
 });
@@ -67,7 +73,11 @@ export const ratesRoute = scopedRoute('search.rates', {
     }),
   },
   responses: {
-    200: { description: 'Rates by room type', content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } } },
+    200: {
+      description: 'Rates by room type',
+      headers: SERVED_IN_HEADERS,
+      content: { 'application/json': { schema: z.object({ data: PropertyAvailabilityWire, meta: Meta }) } },
+    },
     ...errorResponses(ValidationError, NotFoundError, UpstreamError),
   },
 });

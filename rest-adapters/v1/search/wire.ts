@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { CANCELLATION_POLICY_TYPES, amountToNumber, CURRENCIES } from '../../../src/services/kernel/index.js';
+import { CANCELLATION_POLICY_TYPES, amountToNumber, CURRENCIES, type Language } from '../../../src/services/kernel/index.js';
 import {
+  MAX_AMENITY_FILTER,
   searchRules,
   SORTS,
   type Page,
@@ -11,7 +12,8 @@ import {
   type SearchContext,
   type SearchItem,
 } from '../../../src/services/search/index.js';
-import { intParam, numberParam, occupancyListParam, propertyIdListParam } from '../../params.js';
+import { intParam, listParam, numberParam, occupancyListParam, propertyIdListParam } from '../../params.js';
+import { imageToWire, ImageWire } from '../../wire/images.js';
 
 /**
  * The wire shapes of v1 search (docs/spec/channel-api.md §4.4) and their mappers. Amounts are numbers in the request currency's minor units (KRW has none); the channel is billed
@@ -37,6 +39,7 @@ export const SearchContextWire = z
     property_id: z.array(z.int()).nullable(),
     city: z.string().nullable(),
     star_rating_min: z.number().nullable(),
+    amenities: z.array(z.string()).nullable().openapi({ description: 'The amenity filter: each code once, sorted; null without one' }),
     price_min: z.number().nullable(),
     price_max: z.number().nullable(),
     sort_by: z.enum(SORTS).nullable(),
@@ -51,6 +54,11 @@ export const SearchItemWire = z
     name: z.string(),
     city: z.string(),
     star_rating: z.number(),
+    hero_image: ImageWire.nullable().openapi({ description: "The property's main image; null when it has none" }),
+    amenities: z.array(z.string()).openapi({
+      description: "The property's amenity codes (names and groups: GET /properties/{propertyId})",
+      example: ['free_wifi', 'parking', 'pool'],
+    }),
     lowest_nightly_price: z.number().nullable().openapi({ description: 'Inclusive total / nights, request currency minor units' }),
     lowest_total_price: z.number().nullable().openapi({ description: 'Inclusive total for the stay and every room' }),
     currency: z.string(),
@@ -125,6 +133,17 @@ export const MultiQuery = z.object({
   property_id: propertyIdListParam('One id, several comma-separated, or repeated (at most 100)').optional(),
   city: searchRules.city.optional(),
   star_rating_min: numberParam(searchRules.starRatingMin).optional().openapi({ type: 'number' }),
+  amenities: listParam(searchRules.amenityCode, { commas: true })
+    .pipe(searchRules.amenities)
+    .optional()
+    .openapi({
+      description:
+        `Only properties with every one of these amenity codes: comma-separated or repeated, at most ${MAX_AMENITY_FILTER} ` +
+        '(a-z, 0-9 and _, 1 to 64 characters each; a code no property has matches nothing), e.g. amenities=free_wifi,pool',
+      type: 'array',
+      items: { type: 'string', pattern: '^[a-z0-9_]{1,64}(,[a-z0-9_]{1,64})*$' },
+      param: { style: 'form', explode: true },
+    }),
   price_min: numberParam(searchRules.price).optional().openapi({ type: 'number', description: 'Per night, request currency' }),
   price_max: numberParam(searchRules.price).optional().openapi({ type: 'number', description: 'Per night, request currency' }),
   sort_by: searchRules.sortBy.optional().openapi({ description: 'Default: available first, then by property id' }),
@@ -159,6 +178,7 @@ export function contextToWire(s: SearchContext): z.infer<typeof SearchContextWir
     property_id: s.propertyIds,
     city: s.city,
     star_rating_min: s.starRatingMin,
+    amenities: s.amenities,
     price_min: s.priceMin,
     price_max: s.priceMax,
     sort_by: s.sortBy,
@@ -212,12 +232,15 @@ export function offersToWire(o: PropertyOffers): z.infer<typeof PropertyAvailabi
   };
 }
 
-export function searchItemToWire(i: SearchItem): z.infer<typeof SearchItemWire> {
+/** A search result, its hero image's caption in `language` and links on `origin` (ctx.publicOrigin). */
+export function searchItemToWire(i: SearchItem, language: Language, origin: string): z.infer<typeof SearchItemWire> {
   return {
     property_id: i.propertyId,
     name: i.name,
     city: i.city,
     star_rating: i.starRating,
+    hero_image: i.heroImage && imageToWire(i.heroImage, language, origin, i.propertyId),
+    amenities: [...i.amenityCodes],
     lowest_nightly_price: i.lowestNightlyPrice === null ? null : amountToNumber(i.lowestNightlyPrice),
     lowest_total_price: i.lowestTotalPrice === null ? null : amountToNumber(i.lowestTotalPrice),
     currency: i.currency,

@@ -84,7 +84,8 @@ function toAmenity(a: UpstreamAmenity): Amenity {
   return { code: a.code, group: a.group, name: a.name };
 }
 
-function toImage(i: UpstreamImage): Image {
+/** The provider's image as the service models it (the property's, a room type's, a search result's hero). */
+export function toImage(i: UpstreamImage): Image {
   return {
     id: i.id,
     category: i.category,

@@ -19,7 +19,7 @@ export type {
   RatePlan,
   RoomType,
 } from './properties.js';
-export { PropertyCatalog, createLoaders } from './catalog.js';
+export { PropertyCatalog, createLoaders, toImage } from './catalog.js';
 export type { Loaders } from './catalog.js';
 export { PAGE_TOKEN_TTL_SECONDS, listProperties, propertyWindow } from './listing.js';
 export type { CatalogWindow } from './listing.js';

@@ -3,7 +3,7 @@ import type { RoomOccupancy } from '../../upstream/protocol.js';
 import { callOptions, ValidationError, type Currency } from '../kernel/index.js';
 import { type Page, paginate } from './paging.js';
 import type { SearchItem, SearchResults } from './results.js';
-import { type FieldNames, SNAKE_NAMES, type SortBy, type StayInput, normalizeStay, partySize } from './rules.js';
+import { type FieldNames, SNAKE_NAMES, type SortBy, type StayInput, normalizeAmenities, normalizeStay, partySize } from './rules.js';
 
 // ---------------------------------------------------------------------------------------------
 // Multi-property search
@@ -13,6 +13,8 @@ export interface MultiSearchInput extends StayInput {
   propertyIds?: number[] | undefined;
   city?: string | undefined;
   starRatingMin?: number | undefined;
+  /** Amenity codes every result must have (searchRules.amenities); repeated codes count once. */
+  amenities?: string[] | undefined;
   priceMin?: number | undefined;
   priceMax?: number | undefined;
   sortBy?: SortBy | undefined;
@@ -32,6 +34,8 @@ export interface SearchContext {
   propertyIds: number[] | null;
   city: string | null;
   starRatingMin: number | null;
+  /** The amenity filter, each code once, sorted; null: none. */
+  amenities: string[] | null;
   priceMin: number | null;
   priceMax: number | null;
   sortBy: SortBy | null;
@@ -42,7 +46,8 @@ export interface SearchContext {
 /**
  * Many properties in one provider call (`detail: lowest`), then filtered by price, sorted and
  * paged here. The provider's answer is shared by the searches that ask it the same thing for a
- * few seconds (availabilityCache.ts); names and cities come with it.
+ * few seconds (availabilityCache.ts); names, cities, hero images and amenity codes come with it
+ * (no content lookup per result). The amenity filter is the provider's (all listed codes).
  */
 export async function searchAvailability(
   ctx: RequestContext,
@@ -81,6 +86,7 @@ export async function searchAll(
     propertyIds: input.propertyIds ? [...new Set(input.propertyIds)] : null,
     city: input.city ?? null,
     starRatingMin: input.starRatingMin ?? null,
+    amenities: normalizeAmenities(input.amenities),
     priceMin: input.priceMin ?? null,
     priceMax: input.priceMax ?? null,
     sortBy: input.sortBy ?? null,
@@ -98,6 +104,8 @@ export async function searchAll(
       ...(context.propertyIds && { property_ids: [...context.propertyIds].sort((a, b) => a - b) }),
       ...(context.city && { city: context.city }),
       ...(context.starRatingMin !== null && { star_rating_min: context.starRatingMin }),
+      // Sorted and de-duplicated (normalizeAmenities): equal filters are one key.
+      ...(context.amenities && { amenities: context.amenities }),
       detail: 'lowest',
     },
     { nights: stay.nights, currency, sortBy: context.sortBy, priceMin: context.priceMin, priceMax: context.priceMax },

@@ -5,10 +5,12 @@
  * seconds (availabilityCache.ts, results.ts), price check and batch rates.
  */
 export {
+  MAX_AMENITY_FILTER,
   MAX_ROOMS,
   PRICE_CHECK_TTL_SECONDS,
   SNAKE_NAMES,
   SORTS,
+  normalizeAmenities,
   normalizeStay,
   parseOccupancies,
   partySize,

@@ -1,5 +1,6 @@
 import type { PropertyAvailability } from '../../upstream/protocol.js';
 import { convertFromKrw, type Amount, type Currency } from '../kernel/index.js';
+import { toImage, type Image } from '../catalog/index.js';
 import { divideRounded, inclusive } from './offers.js';
 import type { SortBy } from './rules.js';
 import type { PositionalList } from './paging.js';
@@ -17,6 +18,10 @@ export interface SearchItem {
   name: string;
   city: string;
   starRating: number;
+  /** The property's hero image, from the provider's answer (captions in every language: the surface picks one). */
+  heroImage: Image | null;
+  /** The property's amenity codes, from the provider's answer. */
+  amenityCodes: readonly string[];
   /** Inclusive total divided by the nights, in the request currency's minor units; null when unavailable. */
   lowestNightlyPrice: Amount | null;
   lowestTotalPrice: Amount | null;
@@ -41,6 +46,8 @@ interface Row {
   name: string;
   city: string;
   starRating: number;
+  heroImage: Image | null;
+  amenityCodes: readonly string[];
   total: Amount | null;
 }
 
@@ -72,7 +79,16 @@ export class SearchAnswer {
   ) {
     this.rows = results.map((r) => {
       const rate = r.available ? r.rates[0] : undefined;
-      return { propertyId: r.property_id, name: r.name, city: r.city, starRating: r.star_rating, total: rate ? inclusive(rate) : null };
+      return {
+        propertyId: r.property_id,
+        name: r.name,
+        city: r.city,
+        starRating: r.star_rating,
+        // Shared by every item of every currency read from this answer: nobody may change them.
+        heroImage: r.hero_image && deepFreeze(toImage(r.hero_image)),
+        amenityCodes: Object.freeze([...r.amenity_codes]),
+        total: rate ? inclusive(rate) : null,
+      };
     });
     this.bytes = BYTES.answer + this.rows.length * BYTES.row;
   }
@@ -127,6 +143,8 @@ export class SearchAnswer {
           name: row.name,
           city: row.city,
           starRating: row.starRating,
+          heroImage: row.heroImage,
+          amenityCodes: row.amenityCodes,
           lowestNightlyPrice: total === null ? null : divideRounded(total, this.nights),
           lowestTotalPrice: total,
           currency,
@@ -138,6 +156,13 @@ export class SearchAnswer {
     }
     return items;
   }
+}
+
+function deepFreeze(image: Image): Image {
+  for (const link of image.links) Object.freeze(link);
+  Object.freeze(image.links);
+  Object.freeze(image.caption);
+  return Object.freeze(image);
 }
 
 /** Available first; then the requested order; property id breaks ties so pages are stable. */

@@ -44,6 +44,21 @@ export function parseOccupancies(values: string[]): RoomOccupancy[] {
 }
 
 export const SORTS = ['price_asc', 'price_desc', 'star_rating'] as const;
+
+/** Amenity codes a search may require at once. */
+export const MAX_AMENITY_FILTER = 20;
+
+/** An amenity code as the provider spells it (`free_wifi`): lower-case letters, digits and `_`. */
+const amenityCode = z.string().regex(/^[a-z0-9_]{1,64}$/, 'an amenity code: a-z, 0-9 and _, 1 to 64 characters');
+
+/**
+ * The amenity filter as the provider is sent it and the search cache keys it: each code once, in
+ * code order (`a,b` and `b,a,b` are one search); null when there is no filter (an empty list too).
+ */
+export function normalizeAmenities(codes: readonly string[] | undefined | null): string[] | null {
+  if (!codes?.length) return null;
+  return [...new Set(codes)].sort();
+}
 export type SortBy = (typeof SORTS)[number];
 
 /** Per-field rules, shared by every surface. */
@@ -64,6 +79,9 @@ export const searchRules = {
   starRatingMin: z.number().min(0).max(5),
   price: z.number().min(0).max(1e15),
   sortBy: z.enum(SORTS),
+  /** Amenity codes every result must have (all of them); at most MAX_AMENITY_FILTER. */
+  amenityCode,
+  amenities: z.array(amenityCode).max(MAX_AMENITY_FILTER),
   page: z.int().min(1).max(10_000),
   perPage: z.int().min(1).max(100),
   roomtypeId: z.string().min(1).max(100),
