@@ -16,7 +16,7 @@ export const ImageLinkWire = z
       example: 'https://api.example.com/images/1/p1-hero/medium.png',
     }),
     width: z.int().openapi({ description: 'Pixels', example: IMAGE_WIDTHS.medium }),
-    height: z.int().openapi({ description: 'Pixels', example: (IMAGE_WIDTHS.medium * 2) / 3 }),
+    height: z.int().openapi({ description: 'Pixels', example: Math.round((IMAGE_WIDTHS.medium * 2) / 3) }),
   })
   .openapi('ImageLink');
 

@@ -68,6 +68,7 @@ describe('GET /search/availability (many properties)', () => {
       property_id: null,
       city: null,
       star_rating_min: null,
+      amenities: null,
       price_min: null,
       price_max: null,
       sort_by: null,
@@ -76,7 +77,7 @@ describe('GET /search/availability (many properties)', () => {
     });
     const item = body.data[0];
     expect(Object.keys(item).sort()).toEqual(
-      ['available', 'city', 'currency', 'lowest_nightly_price', 'lowest_total_price', 'name', 'property_id', 'star_rating'].sort(),
+      ['amenities', 'available', 'city', 'currency', 'hero_image', 'lowest_nightly_price', 'lowest_total_price', 'name', 'property_id', 'star_rating'].sort(),
     );
     // Available properties first, then by id.
     const firstUnavailable = body.data.findIndex((i: { available: boolean }) => !i.available);
