@@ -61,9 +61,23 @@ interface Ordered {
  * Estimated heap bytes, for the cache's memory bound: a row (object, name and city strings), an
  * item of one currency (object and two bigints), a place in one order (pointer and number).
  * Measured with the simulator's answers (500 properties: 76 KB of rows, 72 KB more for a currency
- * and one order), rounded up.
+ * and one order), rounded up. A row's hero image and amenity codes are counted by their size
+ * (contentBytes): an image object, its caption's strings, its links and their paths; the codes'
+ * array and strings.
  */
-const BYTES = { answer: 256, row: 160, item: 130, ordered: 16 } as const;
+const BYTES = { answer: 256, row: 160, item: 130, ordered: 16, image: 200, link: 80, codes: 32, string: 24 } as const;
+
+/** Estimated heap bytes of a row's hero image and amenity codes (two bytes a character: captions are often not Latin-1). */
+function contentBytes(image: Image | null, codes: readonly string[]): number {
+  let bytes = BYTES.codes + codes.length * 8;
+  for (const code of codes) bytes += BYTES.string + code.length;
+  if (image) {
+    bytes += BYTES.image;
+    for (const text of Object.values(image.caption)) bytes += BYTES.string + 2 * (text?.length ?? 0);
+    for (const link of image.links) bytes += BYTES.link + BYTES.string + link.providerPath.length;
+  }
+  return bytes;
+}
 
 export class SearchAnswer {
   private readonly rows: readonly Row[];
@@ -90,7 +104,8 @@ export class SearchAnswer {
         total: rate ? inclusive(rate) : null,
       };
     });
-    this.bytes = BYTES.answer + this.rows.length * BYTES.row;
+    this.bytes = BYTES.answer;
+    for (const row of this.rows) this.bytes += BYTES.row + contentBytes(row.heroImage, row.amenityCodes);
   }
 
   /** The results as `view` reads them. */
