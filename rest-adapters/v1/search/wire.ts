@@ -54,7 +54,8 @@ export const SearchItemWire = z
     name: z.string(),
     city: z.string(),
     star_rating: z.number(),
-    hero_image: ImageWire.nullable().openapi({ description: "The property's main image; null when it has none" }),
+    // No .openapi() on the nullable: it would rewrite the shared Image component.
+    hero_image: ImageWire.nullable(),
     amenities: z.array(z.string()).openapi({
       description: "The property's amenity codes (names and groups: GET /properties/{propertyId})",
       example: ['free_wifi', 'parking', 'pool'],
@@ -64,7 +65,11 @@ export const SearchItemWire = z
     currency: z.string(),
     available: z.boolean(),
   })
-  .openapi('SearchItem');
+  .openapi('SearchItem', {
+    description:
+      "A property with its lowest price for the stay, its hero image (null when it has none) and amenity codes. The hero image's " +
+      'caption is in the language served (Content-Language); its links are absolute, on this service.',
+  });
 
 export const PricingWire = z
   .object({
