@@ -13,7 +13,7 @@ export const ImageLinkWire = z
   .object({
     href: z.string().openapi({
       description: "Absolute, on the service's public origin; no credentials needed",
-      example: 'https://api.example.com/images/1/p1-hero/medium.png',
+      example: 'https://api.example.com/images/1/p1/medium.png',
     }),
     width: z.int().openapi({ description: 'Pixels', example: IMAGE_WIDTHS.medium }),
     height: z.int().openapi({ description: 'Pixels', example: Math.round((IMAGE_WIDTHS.medium * 2) / 3) }),
@@ -22,7 +22,7 @@ export const ImageLinkWire = z
 
 export const ImageWire = z
   .object({
-    id: z.string().openapi({ description: 'Unique within its property', example: 'p1-hero' }),
+    id: z.string().openapi({ description: 'Unique within its property', example: 'p1' }),
     category: z.enum(IMAGE_CATEGORIES),
     hero: z.boolean().openapi({ description: "The property's main image (one per property)" }),
     caption: z.string().openapi({ description: 'In the language served (Content-Language)' }),

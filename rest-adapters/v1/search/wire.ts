@@ -58,7 +58,7 @@ export const SearchItemWire = z
     hero_image: ImageWire.nullable(),
     amenities: z.array(z.string()).openapi({
       description: "The property's amenity codes (names and groups: GET /properties/{propertyId})",
-      example: ['free_wifi', 'parking', 'pool'],
+      example: ['free_wifi', 'fitness_center', 'free_parking'],
     }),
     lowest_nightly_price: z.number().nullable().openapi({ description: 'Inclusive total / nights, request currency minor units' }),
     lowest_total_price: z.number().nullable().openapi({ description: 'Inclusive total for the stay and every room' }),
@@ -144,7 +144,7 @@ export const MultiQuery = z.object({
     .openapi({
       description:
         `Only properties with every one of these amenity codes: comma-separated or repeated, at most ${MAX_AMENITY_FILTER} ` +
-        '(a-z, 0-9 and _, 1 to 64 characters each; a code no property has matches nothing), e.g. amenities=free_wifi,pool',
+        '(a-z, 0-9 and _, 1 to 64 characters each; a code no property has matches nothing), e.g. amenities=free_wifi,outdoor_pool',
       type: 'array',
       items: { type: 'string', pattern: '^[a-z0-9_]{1,64}(,[a-z0-9_]{1,64})*$' },
       param: { style: 'form', explode: true },
