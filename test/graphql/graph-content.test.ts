@@ -261,9 +261,12 @@ describe('the language of an operation', () => {
     const viaDirective = dataOf(await gql(t, who, pageIn('EN_US'), { id: String(property.id) }, { 'accept-language': 'ja-JP' })).property;
     expect(viaDirective).toEqual(expectedPage(property, 'en-US'));
     const query = `query($id: ID!, $language: Language!) @inContext(language: $language) { property(id: $id) { descriptions { headline } roomTypes { name } } }`;
-    const viaVariable = dataOf(await gql(t, who, query, { id: String(property.id), language: 'JA_JP' }, { 'accept-language': 'en-US' })).property;
-    expect(viaVariable.descriptions.headline).toBe(textIn(property.descriptions.headline, 'ja-JP'));
-    expect(viaVariable.roomTypes[0].name).toBe(textIn(property.roomTypes[0]!.name, 'ja-JP'));
+    // One document, run again in each language (from its second run it runs compiled by graphql-jit).
+    for (const [tag, value] of [...LANGUAGES, ...LANGUAGES]) {
+      const viaVariable = dataOf(await gql(t, who, query, { id: String(property.id), language: value }, { 'accept-language': 'en-US' })).property;
+      expect(viaVariable.descriptions.headline, tag).toBe(textIn(property.descriptions.headline, tag));
+      expect(viaVariable.roomTypes[0].name, tag).toBe(textIn(property.roomTypes[0]!.name, tag));
+    }
   });
 
   it('applies to the search answers too: room and rate names of an availability', async () => {
