@@ -247,6 +247,15 @@ describe('the language of an operation', () => {
     }
   });
 
+  it('is said in Content-Language: the directive\'s, else the negotiated one', async () => {
+    const languageOf = async (query: string, headers: Record<string, string>) =>
+      (await graphqlResponse(t, query, undefined, { headers: { 'x-api-key': who.api_key, ...headers } })).headers.get('content-language');
+    expect(await languageOf('{ property(id: "1") { name } }', {})).toBe('ko-KR');
+    expect(await languageOf('{ property(id: "1") { name } }', { 'accept-language': 'ja, en;q=0.1' })).toBe('ja-JP');
+    expect(await languageOf('{ property(id: "1") { name } }', { 'accept-language': 'de' })).toBe('ko-KR');
+    expect(await languageOf('query @inContext(language: ZH_CN) { property(id: "1") { name } }', { 'accept-language': 'ja' })).toBe('zh-CN');
+  });
+
   it('is ko-KR without a header, and for an unknown or unsupported one', async () => {
     const property = catalog[0]!;
     const expected = expectedPage(property, 'ko-KR');

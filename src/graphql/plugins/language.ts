@@ -16,15 +16,32 @@ import { IN_CONTEXT } from '../../schema/content.js';
  * directive's value replaces the GraphQL context's `language` (context.ts's exposeRequestContext
  * defines it as a configurable accessor negotiating Accept-Language). An operation without the
  * directive keeps the request's language. Validation has checked the directive (known, on an
- * operation, a Language value); a variable's value is read as graphql-js coerces it.
+ * operation, a Language value); a variable's value is read as graphql-js coerces it. Over HTTP
+ * the response carries `Content-Language`: the language the operation was served in.
  */
 export function operationLanguage(): Plugin {
+  // The language each HTTP request's operation was served in, by request context (Content-Language).
+  const served = new WeakMap<object, Language>();
   const set = ({ args }: { args: OperationArgs }) => {
+    const context = args.contextValue;
+    if (typeof context !== 'object' || context === null) return;
     const language = languageOf(args);
-    if (language === undefined || typeof args.contextValue !== 'object' || args.contextValue === null) return;
-    Object.defineProperty(args.contextValue, 'language', { value: language, enumerable: true, configurable: true, writable: true });
+    if (language !== undefined) {
+      Object.defineProperty(context, 'language', { value: language, enumerable: true, configurable: true, writable: true });
+    }
+    const request = (context as { ctx?: unknown }).ctx;
+    if (typeof request === 'object' && request !== null) served.set(request, (context as { language: Language }).language);
   };
-  return { onExecute: set, onSubscribe: set };
+  return {
+    onExecute: set,
+    onSubscribe: set,
+    // The answer says which language its texts are in, as REST's do (no operation ran: no header).
+    onResponse({ serverContext, response }) {
+      const request = (serverContext as { ctx?: unknown } | undefined)?.ctx;
+      const language = typeof request === 'object' && request !== null ? served.get(request) : undefined;
+      if (language) response.headers.set('Content-Language', language);
+    },
+  };
 }
 
 interface OperationArgs {
