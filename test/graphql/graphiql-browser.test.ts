@@ -146,6 +146,7 @@ describe('GraphiQL in Chromium, offline', () => {
     expect(await page.locator('.graphiql-tab-button').allTextContents()).toEqual([
       'Channel',
       'Search',
+      'PropertyPage',
       'PropertyRates',
       'PriceCheck',
       'Book',
@@ -159,7 +160,7 @@ describe('GraphiQL in Chromium, offline', () => {
 
   it('suggests `channel` for `{ chan` and Ctrl-Space', async () => {
     await page.locator('.graphiql-tab-add').click();
-    await expect.poll(() => page.locator('.graphiql-tab-button').count(), { timeout: STEP_MS }).toBe(8);
+    await expect.poll(() => page.locator('.graphiql-tab-button').count(), { timeout: STEP_MS }).toBe(9);
     await page.locator(`${QUERY_EDITOR} .view-lines`).click();
     await page.keyboard.press('Control+A');
     await page.keyboard.press('Delete');
