@@ -40,7 +40,7 @@ export const ImageCategory = serviceEnum('ImageCategory', IMAGE_CATEGORIES, 'Wha
 export const ImageSize = serviceEnum(
   'ImageSize',
   IMAGE_SIZES,
-  `The sizes every image is served at, 3:2: ${IMAGE_SIZES.map((s) => `${s.toUpperCase()} ${IMAGE_WIDTHS[s]} × ${(IMAGE_WIDTHS[s] * 2) / 3}`).join(', ')} pixels`,
+  `The sizes every image is served at, 3:2: ${IMAGE_SIZES.map((s) => `${s.toUpperCase()} ${IMAGE_WIDTHS[s]} × ${Math.round((IMAGE_WIDTHS[s] * 2) / 3)}`).join(', ')} pixels`,
 );
 export const RoomView = serviceEnum('RoomView', ROOM_VIEWS, "What a room's windows look onto");
 
@@ -120,10 +120,10 @@ export const ImageLinkRef = builder.objectRef<ServedImageLink>('ImageLink').impl
   fields: (t) => ({
     size: t.field({ type: ImageSize, resolve: (l) => l.link.size }),
     width: t.int({ description: 'Pixels, e.g. 640 for MEDIUM', resolve: (l) => l.link.width }),
-    height: t.int({ description: 'Pixels: width × 2 / 3, e.g. 427 for MEDIUM', resolve: (l) => l.link.height }),
+    height: t.int({ description: 'Pixels: width × 2 / 3, rounded, e.g. 427 for MEDIUM', resolve: (l) => l.link.height }),
     href: t.string({
       description:
-        'Absolute URL on this service (its public origin), e.g. https://api.example.com/images/1/p1-img1/medium.png. ' +
+        'Absolute URL on this service (its public origin), e.g. https://api.example.com/images/1/p1/medium.png. ' +
         'Only the sizes an image advertises are served',
       resolve: (l) => l.href,
     }),
@@ -133,7 +133,7 @@ export const ImageLinkRef = builder.objectRef<ServedImageLink>('ImageLink').impl
 export const ImageRef = builder.objectRef<ServedImage>('Image').implement({
   description: 'An image of a property or of a room type, at every size of ImageSize',
   fields: (t) => ({
-    imageId: t.string({ description: 'Unique within its property (room types included), e.g. `p1-img1`', resolve: (i) => i.image.id }),
+    imageId: t.string({ description: 'Unique within its property (room types included), e.g. `p1` (a room type's: `r1-1`)', resolve: (i) => i.image.id }),
     category: t.field({ type: ImageCategory, resolve: (i) => i.image.category }),
     hero: t.boolean({ description: "Whether it is the property's main image (one per property; never a room type's)", resolve: (i) => i.image.hero }),
     caption: t.string({ description: 'e.g. "Lobby" (en-US)', resolve: (i, _args, ctx) => textIn(i.image.caption, ctx.language) }),

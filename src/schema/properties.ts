@@ -139,7 +139,7 @@ const PoliciesRef = builder.objectRef<PropertySummary['policies']>('PropertyPoli
 const AffiliationRef = builder.objectRef<{ id: string; name: string }>('PropertyAffiliation').implement({
   description: 'A hotel chain, or one of its brands',
   fields: (t) => ({
-    id: t.exposeString('id', { description: 'Stable, e.g. `ch-3`' }),
+    id: t.exposeString('id', { description: 'Stable, e.g. `aurora` (a chain), `aurora-grand` (a brand)' }),
     name: t.exposeString('name', { description: 'Its own name, not translated' }),
   }),
 });
