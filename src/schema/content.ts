@@ -133,7 +133,7 @@ export const ImageLinkRef = builder.objectRef<ServedImageLink>('ImageLink').impl
 export const ImageRef = builder.objectRef<ServedImage>('Image').implement({
   description: 'An image of a property or of a room type, at every size of ImageSize',
   fields: (t) => ({
-    imageId: t.string({ description: 'Unique within its property (room types included), e.g. `p1` (a room type's: `r1-1`)', resolve: (i) => i.image.id }),
+    imageId: t.string({ description: "Unique within its property (room types included), e.g. `p1` (a room type's: `r1-1`)", resolve: (i) => i.image.id }),
     category: t.field({ type: ImageCategory, resolve: (i) => i.image.category }),
     hero: t.boolean({ description: "Whether it is the property's main image (one per property; never a room type's)", resolve: (i) => i.image.hero }),
     caption: t.string({ description: 'e.g. "Lobby" (en-US)', resolve: (i, _args, ctx) => textIn(i.image.caption, ctx.language) }),
