@@ -170,7 +170,7 @@ describe('GraphiQL in Chromium, offline', () => {
     await expect.poll(() => suggestions.locator('.label-name').allTextContents(), { timeout: STEP_MS }).toContain('channel');
     await page.keyboard.press('Escape');
     await page.locator('.graphiql-tab-active .graphiql-tab-close').click();
-    await expect.poll(() => page.locator('.graphiql-tab-button').count(), { timeout: STEP_MS }).toBe(7);
+    await expect.poll(() => page.locator('.graphiql-tab-button').count(), { timeout: STEP_MS }).toBe(8);
   }, TEST_MS);
 
   it("runs the default query with the key from the headers pane and shows the channel's data", async () => {
