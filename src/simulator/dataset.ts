@@ -26,6 +26,8 @@ import {
   policiesOf,
   ratePlanAmenities,
   ratePlanName,
+  type DrawnContent,
+  occupancyFor,
   type PropertyContent,
   type RoomContent,
   roomOverviewOf,
@@ -73,11 +75,11 @@ export interface RoomType {
   bedGroups: BedGroup[];
   /** Written when read, from the room's facts (not stored). */
   readonly descriptions: { overview: LocalizedText };
-  areaSqm: number;
-  views: readonly RoomView[];
-  amenities: readonly Amenity[];
+  readonly areaSqm: number;
+  readonly views: readonly RoomView[];
+  readonly amenities: readonly Amenity[];
   /** Ids `r{n}-{k}`: unique within the property. */
-  images: readonly Image[];
+  readonly images: readonly Image[];
   /** Rooms of this type the property has; daily stock never exceeds it. */
   inventory: number;
   /** Weekday nightly price before tax and fees, KRW. */
@@ -98,22 +100,24 @@ export interface Property {
   /** The content's last change: drawn, or the time of its latest revision (Dataset.reviseContent). */
   updatedAt: Date;
   roomTypes: RoomType[];
-  /** Content (content.ts): drawn from a stream of its own, `seed|content|id`. */
-  /** Written when read, from the property's facts (not stored). */
+  /**
+   * Content (content.ts), drawn from a stream of its own (`seed|content|id`) when first read:
+   * these are getters, not own enumerable fields. Texts are written when read (not stored).
+   */
   readonly descriptions: Descriptions;
-  amenities: readonly Amenity[];
+  readonly amenities: readonly Amenity[];
   /** The hero first (id `p1`), then the gallery (`p2`...). */
-  images: readonly Image[];
+  readonly images: readonly Image[];
   /** `instructions` is written when read. */
   readonly checkin: { beginTime: string; endTime: string | null; minAge: number; instructions: LocalizedText };
-  checkout: { time: string };
+  readonly checkout: { time: string };
   /** Written when read. */
   readonly policies: Policies;
-  phone: string;
-  chain: { readonly id: string; readonly name: string } | null;
-  brand: { readonly id: string; readonly name: string } | null;
-  spokenLanguages: readonly string[];
-  review: { readonly score: number; readonly count: number } | null;
+  readonly phone: string;
+  readonly chain: { readonly id: string; readonly name: string } | null;
+  readonly brand: { readonly id: string; readonly name: string } | null;
+  readonly spokenLanguages: readonly string[];
+  readonly review: { readonly score: number; readonly count: number } | null;
   /** 0 until the content is revised (POST /_control/properties/{id}/content). */
   contentRevision: number;
 }
@@ -243,7 +247,6 @@ export const PROPERTY_CACHE_SIZE = 20_000;
 
 /** Freezes a generated property and what it holds, as it is shared by every caller from the cache. */
 function freezeProperty(property: Property): Property {
-  Object.freeze(property.checkout);
   for (const room of property.roomTypes) {
     for (const plan of room.ratePlans) Object.freeze(plan);
     Object.freeze(room.ratePlans);
@@ -274,58 +277,77 @@ function weightedCity(random: () => number): City {
 const CHECKOUTS: Record<string, { time: string }> = {};
 
 /**
- * A generated room type: its texts (the overview) are written when read, from its facts, so a
- * cached room type holds no long strings.
+ * A generated room type. Its content (area, views, amenities, images) is its property's, drawn
+ * when first read (see GeneratedProperty); its overview is written when read.
  */
 class GeneratedRoomType implements RoomType {
   readonly name: LocalizedText;
   readonly occupancy: Occupancy;
-  readonly areaSqm: number;
-  readonly views: readonly RoomView[];
-  readonly amenities: readonly Amenity[];
-  readonly images: readonly Image[];
+  #owner: GeneratedProperty | undefined;
+  #index = 0;
 
   constructor(
     readonly id: string,
     readonly propertyId: number,
-    content: RoomContent,
+    /** Index in ROOM_TYPE_NAMES. */
+    nameIndex: number,
     readonly maxOccupancy: number,
     readonly bedGroups: BedGroup[],
     readonly inventory: number,
     readonly basePrice: number,
     readonly ratePlans: RatePlan[],
   ) {
-    this.name = content.name;
-    this.occupancy = content.occupancy;
-    this.areaSqm = content.areaSqm;
-    this.views = content.views;
-    this.amenities = content.amenities;
-    this.images = content.images;
+    this.name = ROOM_TYPE_NAMES[nameIndex]!;
+    this.occupancy = occupancyFor(maxOccupancy);
+  }
+
+  /** Called once, by the property that has this room type. */
+  attach(owner: GeneratedProperty, index: number): void {
+    this.#owner = owner;
+    this.#index = index;
+  }
+
+  private get drawn(): RoomContent {
+    return this.#owner!.drawn().rooms[this.#index]!;
+  }
+
+  get areaSqm(): number {
+    return this.drawn.areaSqm;
+  }
+
+  get views(): readonly RoomView[] {
+    return this.drawn.views;
+  }
+
+  get amenities(): readonly Amenity[] {
+    return this.drawn.amenities;
+  }
+
+  get images(): readonly Image[] {
+    return this.drawn.images;
   }
 
   get descriptions(): { overview: LocalizedText } {
-    return { overview: roomOverviewOf(this, this.bedGroups[0]!.description) };
+    return { overview: roomOverviewOf(this.drawn, this.bedGroups[0]!.description) };
   }
 }
 
 /**
- * A generated property: its long texts (descriptions, check-in instructions, policies) are
- * written when read, from its facts and content, so a cached property holds no long strings.
+ * A generated property. The market's fields are drawn with it; its content is drawn from its own
+ * stream when first read and kept with it (a search that filters by city never draws the content
+ * of the properties it skips), and its long texts (descriptions, check-in instructions, policies)
+ * are written when read, so a cached property holds no long strings. Content fields are getters:
+ * read them, do not expect them from Object.keys or a spread.
  */
 class GeneratedProperty implements Property, TextSource {
+  readonly city: string;
   readonly country: string;
   readonly timezone: string;
-  readonly amenities: readonly Amenity[];
-  readonly images: readonly Image[];
-  readonly checkout: { time: string };
-  readonly phone: string;
-  readonly chain: { readonly id: string; readonly name: string } | null;
-  readonly brand: { readonly id: string; readonly name: string } | null;
-  readonly spokenLanguages: readonly string[];
-  readonly review: { readonly score: number; readonly count: number } | null;
-  readonly contentRevision: number;
-  readonly city: string;
+  /** Kilometres from the city's centre. */
   readonly distanceKm: number;
+  #drawn: DrawnContent | undefined;
+  readonly #seed: number;
+  readonly #revisedSeed: number;
 
   constructor(
     readonly id: number,
@@ -336,25 +358,78 @@ class GeneratedProperty implements Property, TextSource {
     readonly latitude: number,
     readonly longitude: number,
     readonly updatedAt: Date,
-    readonly roomTypes: RoomType[],
-    /** The facts the texts are written from. */
+    readonly roomTypes: GeneratedRoomType[],
+    /** The facts the content is drawn and written from. */
     readonly district: string,
     readonly brandWord: string,
-    readonly content: PropertyContent,
+    readonly contentRevision: number,
+    /** Seeds of the content's streams: `seed|content|id` and `seed|content|id|revision`. */
+    seed: number,
+    revisedSeed: number,
   ) {
     this.city = city.name;
     this.country = city.country;
     this.timezone = city.timezone;
-    this.amenities = content.amenities;
-    this.images = content.images;
-    this.checkout = CHECKOUTS[content.checkoutTime] ??= Object.freeze({ time: content.checkoutTime });
-    this.phone = content.phone;
-    this.chain = content.chain;
-    this.brand = content.brand;
-    this.spokenLanguages = content.spokenLanguages;
-    this.review = content.review;
-    this.contentRevision = content.revision;
     this.distanceKm = distanceKm(city.latitude, city.longitude, latitude, longitude);
+    this.#seed = seed;
+    this.#revisedSeed = revisedSeed;
+    roomTypes.forEach((room, i) => room.attach(this, i));
+  }
+
+  /** The content, drawn on first use. */
+  drawn(): DrawnContent {
+    return (this.#drawn ??= drawContent(
+      {
+        id: this.id,
+        name: this.name,
+        city: this.city,
+        country: this.country,
+        district: this.district,
+        brandWord: this.brandWord,
+        starRating: this.starRating,
+        rooms: this.roomTypes.map((r) => ({ nameIndex: ROOM_TYPE_NAMES.indexOf(r.name as (typeof ROOM_TYPE_NAMES)[number]), maxOccupancy: r.maxOccupancy })),
+      },
+      prng(this.#seed),
+      prng(this.#revisedSeed),
+      this.contentRevision,
+    ));
+  }
+
+  get content(): PropertyContent {
+    return this.drawn().content;
+  }
+
+  get amenities(): readonly Amenity[] {
+    return this.content.amenities;
+  }
+
+  get images(): readonly Image[] {
+    return this.content.images;
+  }
+
+  get checkout(): { time: string } {
+    const time = this.content.checkoutTime;
+    return (CHECKOUTS[time] ??= Object.freeze({ time }));
+  }
+
+  get phone(): string {
+    return this.content.phone;
+  }
+
+  get chain(): Property['chain'] {
+    return this.content.chain;
+  }
+
+  get brand(): Property['brand'] {
+    return this.content.brand;
+  }
+
+  get spokenLanguages(): readonly string[] {
+    return this.content.spokenLanguages;
+  }
+
+  get review(): Property['review'] {
+    return this.content.review;
   }
 
   get descriptions(): Descriptions {
@@ -471,25 +546,9 @@ export class Dataset {
     // The content's own streams: `seed|content|id`, and `seed|content|id|revision` for what a revision changes.
     const revised = this.revisions.get(id);
     const revision = revised?.revision ?? 0;
-    const { content, rooms } = drawContent(
-      {
-        id,
-        name,
-        city: city.name,
-        country: city.country,
-        district,
-        brandWord,
-        starRating,
-        rooms: drawn.map((r) => ({ nameIndex: r.nameIndex, maxOccupancy: r.beds.maxOccupancy })),
-      },
-      prng(fnv(this.contentPrefix, String(id)) >>> 0),
-      prng(fnv(this.contentPrefix, `${id}|${revision}`) >>> 0),
-      revision,
+    const roomTypes = drawn.map(
+      (r) => new GeneratedRoomType(r.id, id, r.nameIndex, r.beds.maxOccupancy, r.beds.groups, r.inventory, r.basePrice, r.ratePlans),
     );
-    const roomTypes: RoomType[] = drawn.map((r, i) => {
-      const c = rooms[i]!;
-      return new GeneratedRoomType(r.id, id, c, r.beds.maxOccupancy, r.beds.groups, r.inventory, r.basePrice, r.ratePlans);
-    });
     return new GeneratedProperty(
       id,
       name,
@@ -502,7 +561,9 @@ export class Dataset {
       roomTypes,
       district,
       brandWord,
-      content,
+      revision,
+      fnv(this.contentPrefix, String(id)) >>> 0,
+      fnv(this.contentPrefix, `${id}|${revision}`) >>> 0,
     );
   }
 
