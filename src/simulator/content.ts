@@ -586,6 +586,7 @@ export function drawContent(facts: PropertyFacts, random: () => number, revised:
     const [low, high] = ROOM_AREAS[room.nameIndex]!;
     const areaSqm = low + pickIndex(random, high - low + 1) + (star >= 4 ? 4 : 0);
     const views: RoomView[] = [];
+    // Ocean View Deluxe (5) looks onto the sea.
     if (room.nameIndex === 5 && COASTAL.has(facts.city)) views.push('sea');
     else {
       const options: RoomView[] = ['city', 'garden', 'courtyard', 'mountain'];

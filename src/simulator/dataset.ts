@@ -146,7 +146,34 @@ const CITY_WEIGHTS = [22, 12, 12, 6, 4, 4, 4, 7, 5, 3, 4, 3, 5, 4, 5];
 const BRANDS = ['Grand', 'Hotel', 'Stay', 'Residence', 'Suites', 'Resort', 'Hanok', 'Inn', 'Boutique', 'Palace'];
 const NAMES = ['Lotte', 'Shilla', 'Haven', 'Ocean', 'Maple', 'Pine', 'Harbor', 'Lumen', 'Aria', 'Blossom', 'Moonlight', 'Cedar', 'Han River', 'Summit', 'Coral', 'Jade'];
 /** Room type names are ROOM_TYPE_NAMES of content.ts (Standard Double, Superior Twin, ... Ondol Room), in their order. */
-const ROOM_NAME_COUNT = ROOM_TYPE_NAMES.length;
+// Indexes of ROOM_TYPE_NAMES.
+const [STANDARD_DOUBLE, SUPERIOR_TWIN, DELUXE_KING, FAMILY_ROOM, JUNIOR_SUITE, OCEAN_VIEW_DELUXE, EXECUTIVE_SUITE, ONDOL_ROOM] = [0, 1, 2, 3, 4, 5, 6, 7] as const;
+
+/**
+ * The room type names that fit each kind of BEDS (an index of ROOM_TYPE_NAMES), cheapest first;
+ * an ocean view only in a city by the sea.
+ */
+const NAMES_FOR_BEDS: readonly (readonly number[])[] = [
+  [STANDARD_DOUBLE, JUNIOR_SUITE, OCEAN_VIEW_DELUXE],
+  [SUPERIOR_TWIN, STANDARD_DOUBLE, OCEAN_VIEW_DELUXE],
+  [DELUXE_KING, JUNIOR_SUITE, OCEAN_VIEW_DELUXE, EXECUTIVE_SUITE],
+  [FAMILY_ROOM, EXECUTIVE_SUITE],
+  [ONDOL_ROOM, FAMILY_ROOM],
+];
+const COASTAL_CITIES = new Set(['Busan', 'Jeju', 'Incheon', 'Gangneung', 'Hong Kong', 'Singapore', 'Da Nang', 'Fukuoka']);
+
+/**
+ * A room type's name: one that fits its beds, from the draw the generator has always made for it
+ * (`rank`, 0 to 2, plus the room's position), the first one not already taken in the property.
+ */
+function roomNameIndex(beds: number, city: string, position: number, rank: number, taken: readonly number[]): number {
+  const names = NAMES_FOR_BEDS[beds]!.filter((n) => n !== OCEAN_VIEW_DELUXE || COASTAL_CITIES.has(city));
+  for (let k = 0; k < names.length; k++) {
+    const name = names[(position + rank + k) % names.length]!;
+    if (!taken.includes(name)) return name;
+  }
+  return names[(position + rank) % names.length]!;
+}
 const bed = (id: string, en: string): BedGroup => ({ id, description: BED_DESCRIPTIONS[en]! });
 const BEDS: readonly { groups: BedGroup[]; maxOccupancy: number }[] = [
   { groups: [bed('bg-1', '1 double bed')], maxOccupancy: 2 },
@@ -514,7 +541,8 @@ export class Dataset {
     const drawn: { id: string; beds: (typeof BEDS)[number]; basePrice: number; ratePlans: RatePlan[]; nameIndex: number; inventory: number }[] = [];
     for (let r = 1; r <= roomCount; r++) {
       const roomtypeId = `${id}-r${r}`;
-      const beds = pick(random, BEDS);
+      const bedsIndex = Math.floor(random() * BEDS.length);
+      const beds = BEDS[bedsIndex]!;
       // KRW, weekday, before tax: roughly 45,000 for one star to 420,000 for five, plus room rank.
       const basePrice = Math.round((25_000 + starRating * starRating * 15_000) * (1 + (r - 1) * 0.18) * (0.85 + random() * 0.3) / 100) * 100;
       const planCount = 1 + Math.floor(random() * 3);
@@ -534,7 +562,7 @@ export class Dataset {
           pricePercent: MEAL_PERCENT[mealPlan] - (policy === 'non_refundable' ? 12 : 0),
         });
       }
-      const nameIndex = (r - 1 + Math.floor(random() * 3)) % ROOM_NAME_COUNT;
+      const nameIndex = roomNameIndex(bedsIndex, city.name, r - 1, Math.floor(random() * 3), drawn.map((d) => d.nameIndex));
       const inventory = 3 + Math.floor(random() * 18);
       drawn.push({ id: roomtypeId, beds, basePrice, ratePlans, nameIndex, inventory });
     }

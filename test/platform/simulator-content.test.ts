@@ -93,13 +93,14 @@ describe('simulator content: the dataset', () => {
   it('has every text in Korean, most in four languages, and leaves some translations out on purpose', () => {
     let missingZhDining = 0;
     let missingJaPets = 0;
+    const faults: string[] = [];
     for (const p of all()) {
       const wire = wireProperty(p, true);
       for (const [where, text] of textsOf(wire)) {
-        expect(text['ko-KR']?.trim(), `${p.id} ${where}`).toBeTruthy();
+        if (!text['ko-KR']?.trim()) faults.push(`${p.id} ${where}: no ko-KR`);
         for (const [language, value] of Object.entries(text)) {
-          expect(LANGUAGES as readonly string[]).toContain(language);
-          expect(value.trim(), `${p.id} ${where} ${language}`).not.toBe('');
+          if (!(LANGUAGES as readonly string[]).includes(language)) faults.push(`${p.id} ${where}: ${language}`);
+          if (!value.trim()) faults.push(`${p.id} ${where} ${language}: empty`);
         }
       }
       if (!wire.descriptions.dining['zh-CN']) missingZhDining++;
@@ -108,6 +109,7 @@ describe('simulator content: the dataset', () => {
       expect(wire.descriptions.general['en-US']).toContain(p.city);
       expect(wire.descriptions.location['en-US']).toContain(p.address);
     }
+    expect(faults).toEqual([]);
     expect(missingZhDining).toBeGreaterThan(50);
     expect(missingZhDining).toBeLessThan(150);
     expect(missingJaPets).toBeGreaterThan(50);
@@ -156,6 +158,35 @@ describe('simulator content: the dataset', () => {
     expect(chains).toBeLessThan(400);
     expect(reviewed).toBeGreaterThan(400);
     expect(reviewed).toBeLessThan(500);
+  });
+
+  it('names room types after their beds, in Korean as in the other languages', () => {
+    const fits: Record<string, string[]> = {
+      '1 double bed': ['Standard Double', 'Junior Suite', 'Ocean View Deluxe'],
+      '2 single beds': ['Superior Twin', 'Standard Double', 'Ocean View Deluxe'],
+      '1 king bed': ['Deluxe King', 'Junior Suite', 'Ocean View Deluxe', 'Executive Suite'],
+      '1 king bed and 1 single bed': ['Family Room', 'Executive Suite'],
+      'Floor mattresses (ondol)': ['Ondol Room', 'Family Room'],
+    };
+    const korean: Record<string, string> = {
+      'Standard Double': '스탠다드 더블',
+      'Superior Twin': '슈페리어 트윈',
+      'Deluxe King': '디럭스 킹',
+      'Family Room': '패밀리 룸',
+      'Junior Suite': '주니어 스위트',
+      'Ocean View Deluxe': '오션뷰 디럭스',
+      'Executive Suite': '이그제큐티브 스위트',
+      'Ondol Room': '온돌 룸',
+    };
+    for (const p of all()) {
+      for (const r of p.roomTypes) {
+        const name = r.name['en-US']!;
+        expect(fits[r.bedGroups[0]!.description['en-US']!]).toContain(name);
+        expect(r.name['ko-KR']).toBe(korean[name]);
+        if (name === 'Ocean View Deluxe') expect(r.views).toEqual(['sea']);
+        expect(r.descriptions.overview['en-US']).toContain(`The ${name} measures ${r.areaSqm} m²`);
+      }
+    }
   });
 
   it('names every rate plan by its cancellation policy and meal plan, in all four languages', () => {
