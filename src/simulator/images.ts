@@ -107,8 +107,8 @@ export function renderImage(propertyId: number, image: Pick<Image, 'id' | 'categ
 
   const png = new PNG({ width, height, colorType: 2, inputColorType: 2, inputHasAlpha: false, bitDepth: 8 });
   png.data = data;
-  // Rows repeat the row above almost everywhere: the `up` filter and light compression suit them.
-  return PNG.sync.write(png, { colorType: 2, inputColorType: 2, inputHasAlpha: false, filterType: 2, deflateLevel: 3 });
+  // Runs of one colour along a row: the `sub` filter turns them into zeros, which deflate well even at level 1.
+  return PNG.sync.write(png, { colorType: 2, inputColorType: 2, inputHasAlpha: false, filterType: 1, deflateLevel: 1 });
 }
 
 /** The image of a property with this id (its own or a room type's), or undefined. */
