@@ -24,17 +24,15 @@ export function imageRoutes(app: Hono<HttpEnv>, deps: AppDeps): void {
     const size = file.endsWith('.png') ? file.slice(0, -'.png'.length) : '';
     const image = await imageBytes(deps, c.req.param('propertyId'), c.req.param('imageId'), size);
     const headers = {
+      // On the 304 too: the adapter would otherwise default a 304's type to text/plain.
+      'Content-Type': image.contentType,
       'Cache-Control': CACHE_CONTROL,
       ETag: image.etag,
       'Cross-Origin-Resource-Policy': 'cross-origin',
     };
     if (matches(c.req.header('if-none-match'), image.etag)) return c.body(null, 304, headers);
     // A Buffer over an ArrayBuffer (never shared memory): the bytes as they are, not copied.
-    return c.body(image.bytes as Uint8Array<ArrayBuffer>, 200, {
-      ...headers,
-      'Content-Type': image.contentType,
-      'Content-Length': String(image.bytes.length),
-    });
+    return c.body(image.bytes as Uint8Array<ArrayBuffer>, 200, { ...headers, 'Content-Length': String(image.bytes.length) });
   });
 }
 
