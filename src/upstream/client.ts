@@ -424,7 +424,7 @@ export class UpstreamClient {
     const contentType = String(res.headers['content-type'] ?? '');
     const declared = Number(res.headers['content-length'] ?? 0);
     if (!binary.type.test(contentType) || declared > binary.maxBytes) {
-      res.body.destroy();
+      await res.body.dump().catch(() => undefined);
       throw new ProviderFault(`answer (${res.statusCode}) of type "${contentType}" and ${declared || 'unknown'} bytes does not fit the protocol`, false);
     }
     const chunks: Buffer[] = [];
@@ -432,10 +432,8 @@ export class UpstreamClient {
     try {
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
         size += chunk.length;
-        if (size > binary.maxBytes) {
-          res.body.destroy();
-          throw new ProviderFault(`answer (${res.statusCode}) is over ${binary.maxBytes} bytes`, false);
-        }
+        // Leaving the loop destroys the rest of the answer.
+        if (size > binary.maxBytes) throw new ProviderFault(`answer (${res.statusCode}) is over ${binary.maxBytes} bytes`, false);
         chunks.push(chunk);
       }
     } catch (error) {
