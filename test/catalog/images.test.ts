@@ -182,7 +182,7 @@ describe('the provider is asked once per image', () => {
   });
 
   it('keeps no more bytes than IMAGE_CACHE_BYTES, the most recently used', async () => {
-    const limit = 150_000;
+    const limit = 50_000;
     const small = await startTestService({ IMAGE_CACHE_BYTES: String(limit) });
     try {
       const p = ((await small.service.deps.catalog.getMany([1])) as Property[])[0]!;
