@@ -47,7 +47,7 @@ const exampleLinks = (propertyId: number, imageId: string) =>
   Object.fromEntries(
     IMAGE_SIZES.map((size) => [
       size,
-      { href: imageHref(EXAMPLE_ORIGIN, propertyId, imageId, size), width: IMAGE_WIDTHS[size], height: (IMAGE_WIDTHS[size] * 2) / 3 },
+      { href: imageHref(EXAMPLE_ORIGIN, propertyId, imageId, size), width: IMAGE_WIDTHS[size], height: Math.round((IMAGE_WIDTHS[size] * 2) / 3) },
     ]),
   ) as Record<ImageSize, { href: string; width: number; height: number }>;
 
@@ -152,7 +152,7 @@ export const ImageLinkWire = z
   .object({
     href: z.url().openapi({ description: "Absolute, on this service's public image route (no credential needed)" }),
     width: z.int().openapi({ description: 'Pixels' }),
-    height: z.int().openapi({ description: 'Pixels (width × 2 / 3)' }),
+    height: z.int().openapi({ description: 'Pixels (width × 2 / 3, rounded)' }),
   })
   .openapi('ImageLink', { example: IMAGE_EXAMPLE.links.medium });
 

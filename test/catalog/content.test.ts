@@ -1,10 +1,9 @@
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpstreamProperty } from '../../src/upstream/protocol.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { Dataset } from '../../src/simulator/dataset.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
+import { descriptions, property, ratePlan, roomType, startStubProvider, text } from '../helpers/stubProvider.js';
 
 let t: TestService;
 let creds: IssuedCredentials;
@@ -183,75 +182,80 @@ describe('content files', () => {
 // catalog with such names; numbers (a negative longitude) must stay plain numbers.
 describe('content files in CSV escape formulas in the provider text', () => {
   const HYPERLINK = '=HYPERLINK("http://evil.example/?q=1","Click")';
+  const ORIGIN = 'https://api.partner.test';
+  // Full content around the formula text; the formula texts are in ko-KR only, so every language sees them.
   const catalog: UpstreamProperty[] = [
-    {
-      id: 1, name: HYPERLINK, city: '+Seoul', country: 'KR', address: '@Home 1', star_rating: 4.5,
-      latitude: 37.77, longitude: -122.42, timezone: 'America/Los_Angeles', updated_at: '2026-10-01T00:00:00.000Z',
-      room_types: [{
-        id: '1-r1', property_id: 1, name: '+Suite', max_occupancy: 2,
-        bed_groups: [{ id: 'b1', description: '=1+1' }, { id: 'b2', description: 'Twin' }],
-        rate_plans: [{ id: '1-r1-p1', roomtype_id: '1-r1', name: '-10% deal', meal_plan: 'room_only', refundable: true, cancellation_policy: 'flexible' }],
-      }],
-    },
-    {
-      id: 2, name: '-2+3', city: '@Busan', country: 'KR', address: '\tTabbed', star_rating: 3,
-      latitude: -33.87, longitude: -0.5, timezone: 'Asia/Seoul', updated_at: '2026-10-02T00:00:00.000Z',
-      room_types: [{
-        id: '2-r1', property_id: 2, name: '\uFF1D1+1', max_occupancy: 3, bed_groups: [{ id: 'b1', description: 'Queen' }],
-        rate_plans: [{ id: '2-r1-p1', roomtype_id: '2-r1', name: '\rPlain rate', meal_plan: 'breakfast', refundable: false, cancellation_policy: 'non_refundable' }],
-      }],
-    },
+    property(
+      {
+        id: 1, name: HYPERLINK, city: '+Seoul', country: 'KR', address: '@Home 1', star_rating: 4.5,
+        latitude: 37.77, longitude: -122.42, timezone: 'America/Los_Angeles', updated_at: '2026-10-01T00:00:00.000Z',
+      },
+      [
+        roomType(1, '1-r1', text('+Suite'), [{ id: 'b1', description: text('=1+1') }, { id: 'b2', description: text('Twin') }], [
+          ratePlan('1-r1', '1-r1-p1', text('-10% deal'), { meal_plan: 'room_only', refundable: true, cancellation_policy: 'flexible' }),
+        ]),
+      ],
+      { descriptions: { ...descriptions(1), headline: text('=cmd|calc') }, review: null },
+    ),
+    property(
+      {
+        id: 2, name: '-2+3', city: '@Busan', country: 'KR', address: '\tTabbed', star_rating: 3,
+        latitude: -33.87, longitude: -0.5, timezone: 'Asia/Seoul', updated_at: '2026-10-02T00:00:00.000Z',
+      },
+      [
+        roomType(2, '2-r1', text('\uFF1D1+1'), [{ id: 'b1', description: text('Queen') }], [
+          ratePlan('2-r1', '2-r1-p1', text('\rPlain rate'), { meal_plan: 'breakfast', refundable: false, cancellation_policy: 'non_refundable', amenities: [] }),
+        ]),
+      ],
+      { checkin: { begin_time: '14:00', end_time: null, min_age: 18, instructions: text('Desk') }, images: [] },
+    ),
   ];
-  let provider: Server;
+  let provider: Awaited<ReturnType<typeof startStubProvider>>;
   let stub: TestService;
   let key: Record<string, string>;
 
   beforeAll(async () => {
-    provider = createServer((req, res) => {
-      res.setHeader('content-type', 'application/json');
-      if (req.method === 'GET' && req.url?.startsWith('/properties?')) {
-        const withRooms = new URL(req.url, 'http://x').searchParams.get('include') === 'rooms';
-        const properties = catalog.map(({ room_types, ...p }) => (withRooms ? { ...p, room_types } : p));
-        res.end(JSON.stringify({ properties, next_cursor: null }));
-        return;
-      }
-      res.statusCode = 404;
-      res.end(JSON.stringify({ error: { code: 'not_found', message: 'not in this stub' } }));
-    });
-    provider.listen(0, '127.0.0.1');
-    await once(provider, 'listening');
-    const { port } = provider.address() as { port: number };
-    stub = await startTestService({ UPSTREAM_URL: `http://127.0.0.1:${port}` });
+    provider = await startStubProvider(catalog);
+    stub = await startTestService({ UPSTREAM_URL: provider.url, PUBLIC_BASE_URL: ORIGIN });
     key = apiKey(await stub.channel({ scopes: ['properties:read'] }));
   });
   afterAll(async () => {
     await stub?.close();
-    provider?.close();
+    await provider?.close();
   });
 
   const file = async (kind: string, format: string) => {
-    const res = await stub.request(`/channel/v1/content/files/${kind}?format=${format}`, { headers: key });
+    const res = await stub.request(`/channel/v1/content/files/${kind}?format=${format}`, { headers: { ...key, 'accept-language': 'zh-CN' } });
     expect(res.status).toBe(200);
     return res;
   };
 
   it('catalog.csv: the exact cells, formulas prefixed with an apostrophe, numbers plain', async () => {
     expect(await (await file('catalog', 'csv')).text()).toBe(
-      'id,name,city,country,star_rating,updated_at\n' +
-        `1,"'=HYPERLINK(""http://evil.example/?q=1"",""Click"")",'+Seoul,KR,4.5,2026-10-01T00:00:00.000Z\n` +
-        "2,'-2+3,'@Busan,KR,3,2026-10-02T00:00:00.000Z\n",
+      'id,name,city,country,star_rating,updated_at,hero_image_url,amenity_codes\n' +
+        `1,"'=HYPERLINK(""http://evil.example/?q=1"",""Click"")",'+Seoul,KR,4.5,2026-10-01T00:00:00.000Z,` +
+        `${ORIGIN}/images/1/p1-hero/large.png,free_wifi|parking|fitness_center\n` +
+        // No image: an empty cell.
+        "2,'-2+3,'@Busan,KR,3,2026-10-02T00:00:00.000Z,,free_wifi|parking|fitness_center\n",
     );
   });
 
-  it('content.csv: names, address, bed groups and rate plan names escaped; negative coordinates stay numbers', async () => {
+  it('content.csv: names, address, bed groups, rate plan names and headlines escaped; negative coordinates stay numbers', async () => {
     expect(await (await file('content', 'csv')).text()).toBe(
       'property_id,property_name,city,country,address,star_rating,latitude,longitude,timezone,updated_at,' +
-        'roomtype_id,roomtype_name,max_occupancy,bed_groups,rateplan_id,rateplan_name,meal_plan,refundable,cancellation_policy\n' +
+        'roomtype_id,roomtype_name,max_occupancy,bed_groups,rateplan_id,rateplan_name,meal_plan,refundable,cancellation_policy,' +
+        'headline,phone,checkin_begin_time,checkin_end_time,checkout_time,review_score,review_count,hero_image_url,amenity_codes,' +
+        'area_sqm,views,roomtype_amenity_codes,rateplan_amenity_codes\n' +
         `1,"'=HYPERLINK(""http://evil.example/?q=1"",""Click"")",'+Seoul,KR,'@Home 1,4.5,37.77,-122.42,America/Los_Angeles,` +
-        "2026-10-01T00:00:00.000Z,1-r1,'+Suite,2,'=1+1 | Twin,1-r1-p1,'-10% deal,room_only,true,flexible\n" +
+        "2026-10-01T00:00:00.000Z,1-r1,'+Suite,3,'=1+1 | Twin,1-r1-p1,'-10% deal,room_only,true,flexible," +
+        // No reviews: empty cells. An E.164 phone starts with +: a spreadsheet would compute it, so it is escaped too.
+        `'=cmd|calc,'+82-2-1234-5678,15:00,23:00,11:00,,,${ORIGIN}/images/1/p1-hero/large.png,free_wifi|parking|fitness_center,` +
+        '28.5,city|river,air_conditioning|minibar,breakfast_included|free_cancellation\n' +
         "2,'-2+3,'@Busan,KR,'\tTabbed,3,-33.87,-0.5,Asia/Seoul,2026-10-02T00:00:00.000Z," +
         // A carriage return also needs quotes: the cell is quoted and escaped.
-        "2-r1,'\uFF1D1+1,3,Queen,2-r1-p1,\"'\rPlain rate\",breakfast,false,non_refundable\n",
+        "2-r1,'\uFF1D1+1,3,Queen,2-r1-p1,\"'\rPlain rate\",breakfast,false,non_refundable," +
+        // Check-in around the clock (no end), no image, a rate plan without amenities: empty cells.
+        "[zh-CN] 2 headline,'+82-2-1234-5678,14:00,,11:00,8.7,321,,free_wifi|parking|fitness_center,28.5,city|river,air_conditioning|minibar,\n",
     );
   });
 
