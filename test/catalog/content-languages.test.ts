@@ -1,3 +1,5 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpstreamProperty } from '../../src/upstream/protocol.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
@@ -429,5 +431,42 @@ describe('image links without PUBLIC_BASE_URL', () => {
     expect(res.status).toBe(200);
     const href = (await res.json()).data[0].images[0].links.large.href;
     expect(href).toBe('http://localhost/images/1/1-r1-i1/large.png');
+  });
+});
+
+describe('the OpenAPI documents', () => {
+  const CONTENT_ROUTES = {
+    v1: ['/properties', '/properties/{id}', '/properties/{id}/roomtypes', '/properties/{id}/rateplans', '/content/files/catalog', '/content/files/content'],
+    v2: ['/properties', '/properties/{id}', '/properties/{id}/roomtypes'],
+  } as const;
+  const SCHEMAS = {
+    v1: ['Property', 'RoomType', 'RatePlan', 'Image', 'ImageLink', 'Amenity'],
+    v2: ['PropertyV2', 'RoomTypeV2', 'Image', 'Amenity'],
+  } as const;
+  const QUERY = {
+    v1: { '/properties': [], '/properties/{id}': [], '/properties/{id}/roomtypes': [], '/properties/{id}/rateplans': ['roomtype_id'], '/content/files/catalog': ['format', 'updated_since'], '/content/files/content': ['format', 'updated_since'] },
+    v2: { '/properties': ['page_token', 'per_page', 'updated_since'], '/properties/{id}': [], '/properties/{id}/roomtypes': [] },
+  } as Record<'v1' | 'v2', Record<string, string[]>>;
+
+  it.each(['v1', 'v2'] as const)('%s: the content routes document Accept-Language as a header, and no new query parameter', async (version) => {
+    const doc = await (await t.request(`${version === 'v1' ? '/channel/v1' : '/api/channel/v2'}/openapi.json`)).json();
+    for (const path of CONTENT_ROUTES[version]) {
+      const parameters: Json[] = doc.paths[path].get.parameters ?? [];
+      expect(parameters.filter((p) => p.in === 'header').map((p) => p.name), path).toEqual(['Accept-Language']);
+      expect(parameters.filter((p) => p.in === 'query').map((p) => p.name).sort(), path).toEqual([...QUERY[version]![path]!].sort());
+    }
+  });
+
+  it.each(['v1', 'v2'] as const)('%s: the content schemas carry examples that fit them', async (version) => {
+    const doc = await (await t.request(`${version === 'v1' ? '/channel/v1' : '/api/channel/v2'}/openapi.json`)).json();
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+    (addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);
+    ajv.addSchema(doc, 'doc');
+    for (const name of SCHEMAS[version]) {
+      const schema = doc.components.schemas[name];
+      expect(schema.example, name).toBeDefined();
+      const validate = ajv.getSchema(`doc#/components/schemas/${name}`)!;
+      expect(validate(schema.example), `${name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+    }
   });
 });
