@@ -9,6 +9,9 @@ import { started, streamResponse } from '../stream.js';
 import { acceptLanguageParameter } from '../language.js';
 import {
   heroImageUrl,
+  propertyExample,
+  RATE_PLAN_EXAMPLE,
+  roomTypeExample,
   propertyToWire,
   ratePlanToWire,
   roomTypeToWire,
@@ -60,15 +63,27 @@ const CONTENT_COLUMNS = [
 const CELL_LIST_SEPARATOR = '|';
 const codes = (amenities: readonly { code: string }[]) => amenities.map((a) => a.code);
 
+const EXAMPLE = propertyExample(1);
 const CatalogItem = PropertyWire.pick({ id: true, name: true, city: true, country: true, star_rating: true, updated_at: true })
   .extend({
     hero_image_url: z.url().nullable().openapi({ description: "The hero image's large link (1280 px wide); null when the property has no image" }),
     amenity_codes: z.array(z.string()).openapi({ example: ['free_wifi', 'fitness_center'] }),
   })
-  .openapi('CatalogItem');
+  .openapi('CatalogItem', {
+    example: {
+      id: EXAMPLE.id,
+      name: EXAMPLE.name,
+      city: EXAMPLE.city,
+      country: EXAMPLE.country,
+      star_rating: EXAMPLE.star_rating,
+      updated_at: EXAMPLE.updated_at,
+      hero_image_url: EXAMPLE.images[0]!.links.large.href,
+      amenity_codes: EXAMPLE.amenities.map((a) => a.code),
+    },
+  });
 const ContentItem = PropertyWire.extend({
   room_types: z.array(RoomTypeWire.extend({ rate_plans: z.array(RatePlanWire) })),
-}).openapi('ContentItem');
+}).openapi('ContentItem', { example: { ...EXAMPLE, room_types: [{ ...roomTypeExample(1), rate_plans: [RATE_PLAN_EXAMPLE] }] } });
 
 function fileRoute(kind: 'catalog' | 'content') {
   return scopedRoute('content.files', {

@@ -60,7 +60,8 @@ const IMAGE_EXAMPLE = {
   links: exampleLinks(1, 'p1-i1'),
 } as const;
 const ROOM_IMAGE_EXAMPLE = { id: 'p1-r1-i1', category: 'room', hero: false, caption: 'Deluxe Double Room', links: exampleLinks(1, 'p1-r1-i1') } as const;
-const RATE_PLAN_EXAMPLE = {
+/** An example rate plan, for the documents. */
+export const RATE_PLAN_EXAMPLE = {
   id: '1-r1-p1',
   roomtype_id: '1-r1',
   name: 'Free cancellation, breakfast included',

@@ -440,7 +440,7 @@ describe('the OpenAPI documents', () => {
     v2: ['/properties', '/properties/{id}', '/properties/{id}/roomtypes'],
   } as const;
   const SCHEMAS = {
-    v1: ['Property', 'RoomType', 'RatePlan', 'Image', 'ImageLink', 'Amenity'],
+    v1: ['Property', 'RoomType', 'RatePlan', 'Image', 'ImageLink', 'Amenity', 'CatalogItem', 'ContentItem'],
     v2: ['PropertyV2', 'RoomTypeV2', 'Image', 'Amenity'],
   } as const;
   const QUERY = {
