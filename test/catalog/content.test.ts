@@ -27,7 +27,7 @@ describe('GET /properties/{id}', () => {
     expect(res.status).toBe(200);
     const body = await res.json();
     const p = data.property(7)!;
-    expect(body.data).toEqual({
+    expect(body.data).toMatchObject({
       id: 7,
       name: p.name,
       city: p.city,
@@ -39,6 +39,12 @@ describe('GET /properties/{id}', () => {
       timezone: p.timezone,
       updated_at: p.updatedAt.toISOString(),
     });
+    expect(Object.keys(body.data).sort()).toEqual(
+      [
+        'id', 'name', 'city', 'country', 'address', 'star_rating', 'latitude', 'longitude', 'timezone', 'updated_at',
+        'descriptions', 'amenities', 'images', 'checkin', 'checkout', 'policies', 'phone', 'chain', 'brand', 'spoken_languages', 'review',
+      ].sort(),
+    );
     expect(body.meta.request_id).toBe(res.headers.get('x-request-id'));
   });
 
@@ -68,27 +74,36 @@ describe('room types and rate plans', () => {
     const res = await get('/properties/3/roomtypes');
     expect(res.status).toBe(200);
     const { data: rooms } = await res.json();
-    const p = data.property(3)!;
-    expect(rooms).toEqual(
-      p.roomTypes.map((r) => ({ id: r.id, property_id: 3, name: r.name, max_occupancy: r.maxOccupancy, bed_groups: r.bedGroups })),
+    const provider = (await t.service.deps.upstream.getProperty(3))!;
+    expect(rooms).toMatchObject(
+      provider.room_types!.map((r) => ({
+        id: r.id,
+        property_id: 3,
+        name: r.name['ko-KR'],
+        max_occupancy: r.max_occupancy,
+        bed_groups: r.bed_groups.map((b) => ({ id: b.id, description: b.description['ko-KR'] })),
+      })),
     );
   });
 
   it('lists rate plans, filtered by roomtype_id; an unknown room type is 404', async () => {
-    const p = data.property(3)!;
+    const provider = (await t.service.deps.upstream.getProperty(3))!;
+    const rooms = provider.room_types!;
     const all = (await (await get('/properties/3/rateplans')).json()).data;
-    expect(all).toHaveLength(p.roomTypes.flatMap((r) => r.ratePlans).length);
+    expect(all).toHaveLength(rooms.flatMap((r) => r.rate_plans).length);
+    const first = rooms[0]!.rate_plans[0]!;
     expect(all[0]).toEqual({
-      id: p.roomTypes[0]!.ratePlans[0]!.id,
-      roomtype_id: p.roomTypes[0]!.id,
-      name: p.roomTypes[0]!.ratePlans[0]!.name,
-      meal_plan: p.roomTypes[0]!.ratePlans[0]!.mealPlan,
-      refundable: p.roomTypes[0]!.ratePlans[0]!.refundable,
-      cancellation_policy: p.roomTypes[0]!.ratePlans[0]!.cancellationPolicy,
+      id: first.id,
+      roomtype_id: rooms[0]!.id,
+      name: first.name['ko-KR'],
+      meal_plan: first.meal_plan,
+      refundable: first.refundable,
+      cancellation_policy: first.cancellation_policy,
+      amenities: first.amenities.map((a) => ({ code: a.code, group: a.group, name: a.name['ko-KR'] })),
     });
-    const room = p.roomTypes[1]!;
+    const room = rooms[1]!;
     const filtered = (await (await get(`/properties/3/rateplans?roomtype_id=${room.id}`)).json()).data;
-    expect(filtered.map((rp: { id: string }) => rp.id)).toEqual(room.ratePlans.map((rp) => rp.id));
+    expect(filtered.map((rp: { id: string }) => rp.id)).toEqual(room.rate_plans.map((rp) => rp.id));
     const unknown = await get('/properties/3/rateplans?roomtype_id=nope');
     expect(unknown.status).toBe(404);
   });
@@ -116,14 +131,18 @@ describe('GET /properties', () => {
 });
 
 describe('content files', () => {
-  it('catalog JSON is an array of id, name, city, country, star_rating, updated_at', async () => {
+  it('catalog JSON is an array of id, name, city, country, star_rating, updated_at, hero_image_url, amenity_codes', async () => {
     const res = await get('/content/files/catalog');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-disposition')).toBe('attachment; filename="catalog.json"');
     const items = await res.json();
     expect(items).toHaveLength(500);
     const p = data.property(1)!;
-    expect(items[0]).toEqual({ id: 1, name: p.name, city: p.city, country: p.country, star_rating: p.starRating, updated_at: p.updatedAt.toISOString() });
+    expect(items[0]).toEqual({
+      id: 1, name: p.name, city: p.city, country: p.country, star_rating: p.starRating, updated_at: p.updatedAt.toISOString(),
+      hero_image_url: expect.stringMatching(/^http:\/\/channel\.test\/images\/1\/[A-Za-z0-9_-]+\/large\.png$/),
+      amenity_codes: expect.arrayContaining([expect.stringMatching(/^[a-z0-9_]+$/)]),
+    });
   });
 
   it('updated_since keeps only properties changed after the instant', async () => {
@@ -140,21 +159,21 @@ describe('content files', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     const lines = (await res.text()).trimEnd().split('\n');
-    expect(lines[0]).toBe('id,name,city,country,star_rating,updated_at');
+    expect(lines[0]).toBe('id,name,city,country,star_rating,updated_at,hero_image_url,amenity_codes');
     expect(lines).toHaveLength(501);
     const p = data.property(1)!;
-    expect(lines[1]).toBe([1, p.name, p.city, p.country, p.starRating, p.updatedAt.toISOString()].join(','));
+    expect(lines[1]!.startsWith([1, p.name, p.city, p.country, p.starRating, p.updatedAt.toISOString(), 'http://channel.test/images/1/'].join(','))).toBe(true);
   });
 
   it('content JSON adds room types with their rate plans; content CSV has one row per rate plan', async () => {
     const items = await (await get('/content/files/content?updated_since=2026-10-01T00:00:00Z')).json();
     const first = items[0];
-    const p = data.property(first.id)!;
-    expect(first.room_types.map((r: { id: string }) => r.id)).toEqual(p.roomTypes.map((r) => r.id));
-    expect(first.room_types[0].rate_plans.map((rp: { id: string }) => rp.id)).toEqual(p.roomTypes[0]!.ratePlans.map((rp) => rp.id));
+    const provider = (await t.service.deps.upstream.getProperty(first.id))!;
+    expect(first.room_types.map((r: { id: string }) => r.id)).toEqual(provider.room_types!.map((r) => r.id));
+    expect(first.room_types[0].rate_plans.map((rp: { id: string }) => rp.id)).toEqual(provider.room_types![0]!.rate_plans.map((rp) => rp.id));
 
     const csv = (await (await get('/content/files/content?format=csv&updated_since=2026-10-01T00:00:00Z')).text()).trimEnd().split('\n');
-    expect(csv[0]).toMatch(/^property_id,property_name,.*,rateplan_id,rateplan_name,meal_plan,refundable,cancellation_policy$/);
+    expect(csv[0]).toMatch(/^property_id,property_name,.*,rateplan_id,rateplan_name,meal_plan,refundable,cancellation_policy,headline,.*,rateplan_amenity_codes$/);
     const plans = items.reduce((n: number, i: { room_types: { rate_plans: unknown[] }[] }) => n + i.room_types.reduce((m, r) => m + r.rate_plans.length, 0), 0);
     expect(csv).toHaveLength(plans + 1);
   });
