@@ -66,7 +66,7 @@ describe('GET /api/channel/v2/properties', () => {
     expect(body.properties.map((p) => p.id)).toEqual(allIds.slice(0, 20));
     expect(typeof body.next_page_token).toBe('string');
     const p = data.property(1)!;
-    expect(body.properties[0]).toMatchObject({
+    expect(body.properties[0] as Record<string, unknown>).toMatchObject({
       id: '1',
       name: p.name,
       city: p.city,
