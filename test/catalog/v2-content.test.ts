@@ -78,7 +78,7 @@ describe('GET /api/channel/v2/properties', () => {
       timezone: p.timezone,
       updated_at: p.updatedAt.toISOString(),
     });
-    expect(Object.keys(body.properties[0]).sort()).toEqual(PROPERTY_FIELDS);
+    expect(Object.keys(body.properties[0]!).sort()).toEqual(PROPERTY_FIELDS);
   });
 
   it('a provider failure is 502 UPSTREAM_ERROR in the envelope', async () => {
