@@ -16,7 +16,7 @@ type Json = any;
 
 let t: TestService;
 let key: Record<string, string>;
-const IDS = Array.from({ length: 12 }, (_, i) => i + 1);
+const IDS = Array.from({ length: 40 }, (_, i) => i + 1);
 const raw = new Map<number, UpstreamProperty>();
 
 beforeAll(async () => {
