@@ -81,6 +81,120 @@ describe('GET /api/channel/v2/properties', () => {
     expect(Object.keys(body.properties[0]!).sort()).toEqual(PROPERTY_FIELDS);
   });
 
+  it('visits every property exactly once, in id order, when following page tokens', async () => {
+    const { ids, pages } = await walk('', 100);
+    expect(ids).toEqual(allIds);
+    expect(pages).toBe(5);
+    // An uneven page size too: the last page is short and says it is the last.
+    const odd = await walk('', 37);
+    expect(odd.ids).toEqual(allIds);
+    expect(odd.pages).toBe(Math.ceil(500 / 37));
+  });
+
+  it('per_page may vary from page to page', async () => {
+    const first = await list('?per_page=3');
+    const second = await list(`?per_page=5&page_token=${encodeURIComponent(first.next_page_token!)}`);
+    expect([...first.properties, ...second.properties].map((p) => p.id)).toEqual(allIds.slice(0, 8));
+  });
+
+  it.each(['1', '100'])('accepts per_page=%s', async (n) => {
+    expect((await list(`?per_page=${n}`)).properties).toHaveLength(Number(n));
+  });
+
+  it.each(['0', '101', '-1', 'abc', '2.5'])('answers 400 INVALID_REQUEST naming per_page for per_page=%s', async (n) => {
+    const body = await expectError(await get(`/properties?per_page=${n}`), 400, 'INVALID_REQUEST');
+    expect(body.details!.fields![0]!.field).toBe('per_page');
+  });
+
+  it('updated_since keeps only properties changed after the instant, and the page tokens keep the filter', async () => {
+    const since = '2026-06-01T00:00:00Z';
+    const expected = Array.from({ length: 500 }, (_, i) => data.property(i + 1)!)
+      .filter((p) => p.updatedAt > new Date(since))
+      .map((p) => String(p.id));
+    expect(expected.length).toBeGreaterThan(50);
+    expect(expected.length).toBeLessThan(450);
+    const { ids } = await walk(`&updated_since=${since}`, 30);
+    expect(ids).toEqual(expected);
+  });
+
+  it('with a page token, updated_since may be repeated as it was but not changed', async () => {
+    const since = '2026-06-01T00:00:00Z';
+    const first = await list(`?per_page=10&updated_since=${since}`);
+    const token = encodeURIComponent(first.next_page_token!);
+    // The same instant, written another way, is the same filter.
+    expect((await get(`/properties?per_page=10&updated_since=2026-06-01T09:00:00%2B09:00&page_token=${token}`)).status).toBe(200);
+    const changed = await expectError(await get(`/properties?updated_since=2026-07-01T00:00:00Z&page_token=${token}`), 400, 'INVALID_REQUEST');
+    expect(changed.details!.fields![0]!.field).toBe('updated_since');
+    // A filter added to a token made without one is a change too.
+    const plain = encodeURIComponent((await list('?per_page=10')).next_page_token!);
+    await expectError(await get(`/properties?updated_since=${since}&page_token=${plain}`), 400, 'INVALID_REQUEST');
+  });
+
+  it('answers 400 INVALID_REQUEST naming updated_since for a value that is not a date-time', async () => {
+    const body = await expectError(await get('/properties?updated_since=yesterday'), 400, 'INVALID_REQUEST');
+    expect(body.details!.fields![0]!.field).toBe('updated_since');
+  });
+
+  it('an empty page_token is the first page', async () => {
+    expect((await list('?page_token=&per_page=2')).properties.map((p) => p.id)).toEqual(['1', '2']);
+  });
+
+  describe('a page token that is not genuine is 400 INVALID_REQUEST naming page_token, never a 500', () => {
+    let token: string;
+    beforeAll(async () => {
+      token = (await list('?per_page=10')).next_page_token!;
+    });
+
+    async function refused(pageToken: string, headers?: Record<string, string>) {
+      const body = await expectError(
+        await get(`/properties?page_token=${encodeURIComponent(pageToken)}`, headers),
+        400,
+        'INVALID_REQUEST',
+      );
+      expect(body.details!.fields).toEqual([{ field: 'page_token', reason: expect.any(String) }]);
+      return body.details!.fields![0]!.reason;
+    }
+
+    it('garbage', async () => {
+      for (const garbage of ['abc', 'MTA', 'a.b.c', '{}', 'x'.repeat(3000)]) await refused(garbage);
+    });
+
+    it('a tampered payload or signature', async () => {
+      const [header, payload, signature] = token.split('.') as [string, string, string];
+      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+      // Skip ahead: a cursor of the provider's own form, but not one this service signed.
+      const forged = Buffer.from(JSON.stringify({ ...claims, cursor: Buffer.from('400').toString('base64url') })).toString('base64url');
+      await refused(`${header}.${forged}.${signature}`);
+      const flipped = signature.slice(0, -2) + (signature.at(-2) === 'A' ? 'B' : 'A') + signature.at(-1);
+      await refused(`${header}.${payload}.${flipped}`);
+      await refused(`${header}.${payload}.`);
+    });
+
+    it('a genuine token of another kind', async () => {
+      const link = await t.service.deps.tokens.sign(
+        'v2_cancel',
+        { channel_id: creds.user_id, itinerary_id: 'x' },
+        { now: new Date(), ttlSeconds: 600 },
+      );
+      expect(await refused(link)).toBe('not a page token');
+    });
+
+    it("another channel's token", async () => {
+      expect(await refused(token, apiKey(other))).toBe('issued to another channel');
+    });
+
+    it('an expired token', async () => {
+      offsetMs = (PAGE_TOKEN_TTL_SECONDS + 60) * 1000;
+      try {
+        expect(await refused(token)).toMatch(/expired/);
+      } finally {
+        offsetMs = 0;
+      }
+      // The same token still works before its day is out.
+      expect((await list(`?page_token=${encodeURIComponent(token)}`)).properties[0]!.id).toBe('11');
+    });
+  });
+
   it('a provider failure is 502 UPSTREAM_ERROR in the envelope', async () => {
     await expectError(await get('/properties', { ...apiKey(creds), 'x-test-scenario': 'upstream_error' }), 502, 'UPSTREAM_ERROR');
   });
