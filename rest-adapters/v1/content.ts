@@ -167,10 +167,11 @@ export function contentRoutes(app: OpenAPIHono<HttpEnv>) {
     app.openapi(fileRoute(kind), async (c) => {
       const ctx = c.get('ctx');
       const { format, updated_since } = c.req.valid('query');
-      const options = wireOptions(c);
       const pages = await started(
         ctx.deps.catalog.pages({ includeRooms: kind === 'content', updatedSince: updated_since }, callOptions(ctx)),
       );
+      // After the first page: a provider failure (502) is in no language.
+      const options = wireOptions(c);
       async function* json() {
         yield '[';
         let separator = '';
