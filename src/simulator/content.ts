@@ -176,6 +176,10 @@ export const ROOM_TYPE_NAMES: readonly Texts[] = [
   t('오션뷰 디럭스', 'Ocean View Deluxe', 'オーシャンビューデラックス', '海景豪华房'),
   t('이그제큐티브 스위트', 'Executive Suite', 'エグゼクティブスイート', '行政套房'),
   t('온돌 룸', 'Ondol Room', 'オンドルルーム', '韩式暖炕房'),
+  t('슈페리어 더블', 'Superior Double', 'スーペリアダブル', '高级大床房'),
+  t('디럭스 트윈', 'Deluxe Twin', 'デラックスツイン', '豪华双床房'),
+  t('디럭스 온돌 룸', 'Deluxe Ondol Room', 'デラックスオンドルルーム', '豪华韩式暖炕房'),
+  t('패밀리 스위트', 'Family Suite', 'ファミリースイート', '家庭套房'),
 ];
 
 /** Square metres of each room type name: [smallest, largest]. */
@@ -188,6 +192,10 @@ const ROOM_AREAS: readonly (readonly [number, number])[] = [
   [30, 38],
   [55, 75],
   [20, 30],
+  [20, 26],
+  [26, 32],
+  [28, 36],
+  [48, 60],
 ];
 
 /** Bed group descriptions, by their en-US text (the generator's). */
@@ -325,6 +333,53 @@ export const CITY_NAMES: Readonly<Record<string, Texts>> = {
   Bangkok: t('방콕', 'Bangkok', 'バンコク', '曼谷'),
   Singapore: t('싱가포르', 'Singapore', 'シンガポール', '新加坡'),
   'Da Nang': t('다낭', 'Da Nang', 'ダナン', '岘港'),
+};
+
+/** The districts of CITIES in each language (the address keeps the romanized spelling). */
+const DISTRICT_NAMES: Readonly<Record<string, Texts>> = {
+  'Jung-gu': t('중구', 'Jung-gu', '中区', '中区'),
+  'Gangnam-gu': t('강남구', 'Gangnam-gu', '江南区', '江南区'),
+  'Mapo-gu': t('마포구', 'Mapo-gu', '麻浦区', '麻浦区'),
+  'Jongno-gu': t('종로구', 'Jongno-gu', '鍾路区', '钟路区'),
+  'Yongsan-gu': t('용산구', 'Yongsan-gu', '龍山区', '龙山区'),
+  'Songpa-gu': t('송파구', 'Songpa-gu', '松坡区', '松坡区'),
+  'Haeundae-gu': t('해운대구', 'Haeundae-gu', '海雲台区', '海云台区'),
+  'Suyeong-gu': t('수영구', 'Suyeong-gu', '水営区', '水营区'),
+  'Busanjin-gu': t('부산진구', 'Busanjin-gu', '釜山鎮区', '釜山镇区'),
+  'Jeju-si': t('제주시', 'Jeju-si', '済州市', '济州市'),
+  'Seogwipo-si': t('서귀포시', 'Seogwipo-si', '西帰浦市', '西归浦市'),
+  'Aewol-eup': t('애월읍', 'Aewol-eup', '涯月邑', '涯月邑'),
+  'Yeonsu-gu': t('연수구', 'Yeonsu-gu', '延寿区', '延寿区'),
+  'Namdong-gu': t('남동구', 'Namdong-gu', '南洞区', '南洞区'),
+  'Hwangnam-dong': t('황남동', 'Hwangnam-dong', '皇南洞', '皇南洞'),
+  'Bomun-ro': t('보문로', 'Bomun-ro', '普門路', '普门路'),
+  Gyeongpo: t('경포', 'Gyeongpo', '鏡浦', '镜浦'),
+  Jumunjin: t('주문진', 'Jumunjin', '注文津', '注文津'),
+  'Suseong-gu': t('수성구', 'Suseong-gu', '寿城区', '寿城区'),
+  Shinjuku: t('신주쿠', 'Shinjuku', '新宿', '新宿'),
+  Shibuya: t('시부야', 'Shibuya', '渋谷', '涩谷'),
+  Ginza: t('긴자', 'Ginza', '銀座', '银座'),
+  Asakusa: t('아사쿠사', 'Asakusa', '浅草', '浅草'),
+  Namba: t('난바', 'Namba', '難波', '难波'),
+  Umeda: t('우메다', 'Umeda', '梅田', '梅田'),
+  Shinsaibashi: t('신사이바시', 'Shinsaibashi', '心斎橋', '心斋桥'),
+  Hakata: t('하카타', 'Hakata', '博多', '博多'),
+  Tenjin: t('텐진', 'Tenjin', '天神', '天神'),
+  Xinyi: t('신이', 'Xinyi', '信義', '信义'),
+  Zhongshan: t('중산', 'Zhongshan', '中山', '中山'),
+  'Da-an': t('다안', 'Da-an', '大安', '大安'),
+  'Tsim Sha Tsui': t('침사추이', 'Tsim Sha Tsui', '尖沙咀', '尖沙咀'),
+  Central: t('센트럴', 'Central', 'セントラル', '中环'),
+  'Causeway Bay': t('코즈웨이베이', 'Causeway Bay', '銅鑼湾', '铜锣湾'),
+  Sukhumvit: t('수쿰빗', 'Sukhumvit', 'スクンビット', '素坤逸'),
+  Silom: t('실롬', 'Silom', 'シーロム', '是隆'),
+  Riverside: t('리버사이드', 'Riverside', 'リバーサイド', '河畔'),
+  'Marina Bay': t('마리나베이', 'Marina Bay', 'マリーナベイ', '滨海湾'),
+  Orchard: t('오차드', 'Orchard', 'オーチャード', '乌节'),
+  Sentosa: t('센토사', 'Sentosa', 'セントーサ', '圣淘沙'),
+  'My Khe': t('미케', 'My Khe', 'ミーケー', '美溪'),
+  'Son Tra': t('선짜', 'Son Tra', 'ソンチャー', '山茶'),
+  'Hai Chau': t('하이쩌우', 'Hai Chau', 'ハイチャウ', '海州'),
 };
 
 /** Cities by the sea, where rooms may look onto it. */
@@ -646,6 +701,7 @@ function write(s: TextSource, template: Template, missing?: Lang): LocalizedText
 }
 
 const cityIn = (s: TextSource, l: Lang) => CITY_NAMES[s.city]?.[l] ?? s.city;
+const districtIn = (s: TextSource, l: Lang) => DISTRICT_NAMES[s.district]?.[l] ?? s.district;
 const kindIn = (s: TextSource, l: Lang) => KINDS[KIND_OF_BRAND_WORD[s.brandWord] ?? 'hotel'][l];
 const starIn = (s: TextSource, l: Lang) =>
   ({ 'ko-KR': `${s.starRating}성급`, 'en-US': `${s.starRating}-star`, 'ja-JP': `${s.starRating}つ星`, 'zh-CN': `${s.starRating}星级` })[l];
@@ -656,10 +712,10 @@ const lowerFirst = (text: string) => (/^[A-Z][a-z]/.test(text) ? text[0]!.toLowe
 const HEADLINES: readonly Template[] = [
   (s, l) =>
     ({
-      'ko-KR': `${cityIn(s, l)} ${s.district}의 ${starIn(s, l)} ${kindIn(s, l)}`,
-      'en-US': `${starIn(s, l)} ${kindIn(s, l)} in ${s.district}, ${cityIn(s, l)}`,
-      'ja-JP': `${cityIn(s, l)}・${s.district}の${starIn(s, l)}${kindIn(s, l)}`,
-      'zh-CN': `${cityIn(s, l)}${s.district}的${starIn(s, l)}${kindIn(s, l)}`,
+      'ko-KR': `${cityIn(s, l)} ${districtIn(s, l)}의 ${starIn(s, l)} ${kindIn(s, l)}`,
+      'en-US': `${starIn(s, l)} ${kindIn(s, l)} in ${districtIn(s, l)}, ${cityIn(s, l)}`,
+      'ja-JP': `${cityIn(s, l)}・${districtIn(s, l)}の${starIn(s, l)}${kindIn(s, l)}`,
+      'zh-CN': `${cityIn(s, l)}${districtIn(s, l)}的${starIn(s, l)}${kindIn(s, l)}`,
     })[l],
   (s, l) =>
     ({
@@ -684,19 +740,19 @@ const general: Template = (s, l) => {
   const count = s.content.amenities.length;
   const kind = KIND_SENTENCES[KIND_OF_BRAND_WORD[s.brandWord] ?? 'hotel'][l];
   return {
-    'ko-KR': `${cityIn(s, l)} ${s.district}에 자리한 ${starIn(s, l)} ${kindIn(s, l)} ${s.name}에서는 ${rooms}가지 객실 타입과 ${count}가지 편의 시설을 만나 보실 수 있습니다. ${kind}`,
-    'en-US': `${s.name} is a ${starIn(s, l)} ${kindIn(s, l)} in ${s.district}, ${cityIn(s, l)}, with ${rooms} room types and ${count} amenities. ${kind}`,
-    'ja-JP': `${s.name}は${cityIn(s, l)}・${s.district}にある${starIn(s, l)}の${kindIn(s, l)}で、${rooms}種類の客室タイプと${count}種類の設備を備えています。${kind}`,
-    'zh-CN': `${s.name}是一家位于${cityIn(s, l)}${s.district}的${starIn(s, l)}${kindIn(s, l)}，拥有${rooms}种房型和${count}项设施。${kind}`,
+    'ko-KR': `${cityIn(s, l)} ${districtIn(s, l)}에 자리한 ${starIn(s, l)} ${kindIn(s, l)} ${s.name}에서는 ${rooms}가지 객실 타입과 ${count}가지 편의 시설을 만나 보실 수 있습니다. ${kind}`,
+    'en-US': `${s.name} is a ${starIn(s, l)} ${kindIn(s, l)} in ${districtIn(s, l)}, ${cityIn(s, l)}, with ${rooms} room types and ${count} amenities. ${kind}`,
+    'ja-JP': `${s.name}は${cityIn(s, l)}・${districtIn(s, l)}にある${starIn(s, l)}の${kindIn(s, l)}で、${rooms}種類の客室タイプと${count}種類の設備を備えています。${kind}`,
+    'zh-CN': `${s.name}是一家位于${cityIn(s, l)}${districtIn(s, l)}的${starIn(s, l)}${kindIn(s, l)}，拥有${rooms}种房型和${count}项设施。${kind}`,
   }[l];
 };
 
 const location: Template = (s, l) =>
   ({
-    'ko-KR': `${s.district}에 위치하며 ${cityIn(s, l)} 시내 중심에서 약 ${s.distanceKm}km 떨어져 있습니다. 주소: ${s.address}.`,
-    'en-US': `Located in ${s.district}, about ${s.distanceKm} km from the centre of ${cityIn(s, l)}. Address: ${s.address}.`,
-    'ja-JP': `${s.district}に位置し、${cityIn(s, l)}の中心部から約${s.distanceKm}kmです。住所：${s.address}。`,
-    'zh-CN': `位于${s.district}，距${cityIn(s, l)}市中心约${s.distanceKm}公里。地址：${s.address}。`,
+    'ko-KR': `${districtIn(s, l)}에 위치하며 ${cityIn(s, l)} 시내 중심에서 약 ${s.distanceKm}km 떨어져 있습니다. 주소: ${s.address}.`,
+    'en-US': `Located in ${districtIn(s, l)}, about ${s.distanceKm} km from the centre of ${cityIn(s, l)}. Address: ${s.address}.`,
+    'ja-JP': `${districtIn(s, l)}に位置し、${cityIn(s, l)}の中心部から約${s.distanceKm}kmです。住所：${s.address}。`,
+    'zh-CN': `位于${districtIn(s, l)}，距${cityIn(s, l)}市中心约${s.distanceKm}公里。地址：${s.address}。`,
   })[l];
 
 const roomsText: Template = (s, l) => {
@@ -728,10 +784,10 @@ const dining: Template = (s, l) => {
   if (restaurant) return t('레스토랑에서 매일 아침 조식을 제공합니다.', 'The on-site restaurant serves breakfast daily.', '館内のレストランで毎朝朝食を提供しています。', '酒店餐厅每天供应早餐。')[l];
   if (bar) return t('바에서 가벼운 음료와 간식을 즐길 수 있습니다.', 'The bar serves drinks and light snacks.', 'バーでドリンクと軽食をお楽しみいただけます。', '酒吧提供饮品和小食。')[l];
   return {
-    'ko-KR': `숙소 내 레스토랑은 없지만 ${s.district} 주변에 다양한 음식점이 있습니다.`,
-    'en-US': `There is no restaurant on site; ${s.district} has plenty of places to eat nearby.`,
-    'ja-JP': `館内にレストランはありませんが、${s.district}周辺には飲食店が多数あります。`,
-    'zh-CN': `酒店内无餐厅，${s.district}周边有众多餐馆。`,
+    'ko-KR': `숙소 내 레스토랑은 없지만 ${districtIn(s, l)} 주변에 다양한 음식점이 있습니다.`,
+    'en-US': `There is no restaurant on site; ${districtIn(s, l)} has plenty of places to eat nearby.`,
+    'ja-JP': `館内にレストランはありませんが、${districtIn(s, l)}周辺には飲食店が多数あります。`,
+    'zh-CN': `酒店内无餐厅，${districtIn(s, l)}周边有众多餐馆。`,
   }[l];
 };
 

@@ -145,20 +145,20 @@ const CITY_WEIGHTS = [22, 12, 12, 6, 4, 4, 4, 7, 5, 3, 4, 3, 5, 4, 5];
 
 const BRANDS = ['Grand', 'Hotel', 'Stay', 'Residence', 'Suites', 'Resort', 'Hanok', 'Inn', 'Boutique', 'Palace'];
 const NAMES = ['Lotte', 'Shilla', 'Haven', 'Ocean', 'Maple', 'Pine', 'Harbor', 'Lumen', 'Aria', 'Blossom', 'Moonlight', 'Cedar', 'Han River', 'Summit', 'Coral', 'Jade'];
-/** Room type names are ROOM_TYPE_NAMES of content.ts (Standard Double, Superior Twin, ... Ondol Room), in their order. */
-// Indexes of ROOM_TYPE_NAMES.
+// Room type names are ROOM_TYPE_NAMES of content.ts (localized); these are their indexes.
 const [STANDARD_DOUBLE, SUPERIOR_TWIN, DELUXE_KING, FAMILY_ROOM, JUNIOR_SUITE, OCEAN_VIEW_DELUXE, EXECUTIVE_SUITE, ONDOL_ROOM] = [0, 1, 2, 3, 4, 5, 6, 7] as const;
+const [SUPERIOR_DOUBLE, DELUXE_TWIN, DELUXE_ONDOL_ROOM, FAMILY_SUITE] = [8, 9, 10, 11] as const;
 
 /**
  * The room type names that fit each kind of BEDS (an index of ROOM_TYPE_NAMES), cheapest first;
  * an ocean view only in a city by the sea.
  */
 const NAMES_FOR_BEDS: readonly (readonly number[])[] = [
-  [STANDARD_DOUBLE, JUNIOR_SUITE, OCEAN_VIEW_DELUXE],
-  [SUPERIOR_TWIN, STANDARD_DOUBLE, OCEAN_VIEW_DELUXE],
+  [STANDARD_DOUBLE, SUPERIOR_DOUBLE, JUNIOR_SUITE, OCEAN_VIEW_DELUXE],
+  [SUPERIOR_TWIN, DELUXE_TWIN, STANDARD_DOUBLE, OCEAN_VIEW_DELUXE],
   [DELUXE_KING, JUNIOR_SUITE, OCEAN_VIEW_DELUXE, EXECUTIVE_SUITE],
-  [FAMILY_ROOM, EXECUTIVE_SUITE],
-  [ONDOL_ROOM, FAMILY_ROOM],
+  [FAMILY_ROOM, FAMILY_SUITE, EXECUTIVE_SUITE],
+  [ONDOL_ROOM, DELUXE_ONDOL_ROOM, FAMILY_ROOM],
 ];
 const COASTAL_CITIES = new Set(['Busan', 'Jeju', 'Incheon', 'Gangneung', 'Hong Kong', 'Singapore', 'Da Nang', 'Fukuoka']);
 

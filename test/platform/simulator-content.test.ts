@@ -108,6 +108,8 @@ describe('simulator content: the dataset', () => {
       expect(Object.keys(wire.descriptions.general)).toEqual([...LANGUAGES]);
       expect(wire.descriptions.general['en-US']).toContain(p.city);
       expect(wire.descriptions.location['en-US']).toContain(p.address);
+      // Places are named in the language: no romanized district in a Korean text of a Korean city.
+      if (p.country === 'KR') expect(wire.descriptions.location['ko-KR']).not.toMatch(/^[A-Za-z]/);
     }
     expect(faults).toEqual([]);
     expect(missingZhDining).toBeGreaterThan(50);
@@ -162,11 +164,11 @@ describe('simulator content: the dataset', () => {
 
   it('names room types after their beds, in Korean as in the other languages', () => {
     const fits: Record<string, string[]> = {
-      '1 double bed': ['Standard Double', 'Junior Suite', 'Ocean View Deluxe'],
-      '2 single beds': ['Superior Twin', 'Standard Double', 'Ocean View Deluxe'],
+      '1 double bed': ['Standard Double', 'Superior Double', 'Junior Suite', 'Ocean View Deluxe'],
+      '2 single beds': ['Superior Twin', 'Deluxe Twin', 'Standard Double', 'Ocean View Deluxe'],
       '1 king bed': ['Deluxe King', 'Junior Suite', 'Ocean View Deluxe', 'Executive Suite'],
-      '1 king bed and 1 single bed': ['Family Room', 'Executive Suite'],
-      'Floor mattresses (ondol)': ['Ondol Room', 'Family Room'],
+      '1 king bed and 1 single bed': ['Family Room', 'Family Suite', 'Executive Suite'],
+      'Floor mattresses (ondol)': ['Ondol Room', 'Deluxe Ondol Room', 'Family Room'],
     };
     const korean: Record<string, string> = {
       'Standard Double': '스탠다드 더블',
@@ -177,7 +179,12 @@ describe('simulator content: the dataset', () => {
       'Ocean View Deluxe': '오션뷰 디럭스',
       'Executive Suite': '이그제큐티브 스위트',
       'Ondol Room': '온돌 룸',
+      'Superior Double': '슈페리어 더블',
+      'Deluxe Twin': '디럭스 트윈',
+      'Deluxe Ondol Room': '디럭스 온돌 룸',
+      'Family Suite': '패밀리 스위트',
     };
+    let repeated = 0;
     for (const p of all()) {
       for (const r of p.roomTypes) {
         const name = r.name['en-US']!;
@@ -186,7 +193,10 @@ describe('simulator content: the dataset', () => {
         if (name === 'Ocean View Deluxe') expect(r.views).toEqual(['sea']);
         expect(r.descriptions.overview['en-US']).toContain(`The ${name} measures ${r.areaSqm} m²`);
       }
+      if (new Set(p.roomTypes.map((r) => r.name['en-US'])).size < p.roomTypes.length) repeated++;
     }
+    // A name repeats only when a property has more rooms of one kind of beds than names fit them.
+    expect(repeated).toBeLessThan(25);
   });
 
   it('names every rate plan by its cancellation policy and meal plan, in all four languages', () => {
