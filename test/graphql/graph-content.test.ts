@@ -254,6 +254,8 @@ describe('the language of an operation', () => {
     expect(await languageOf('{ property(id: "1") { name } }', { 'accept-language': 'ja, en;q=0.1' })).toBe('ja-JP');
     expect(await languageOf('{ property(id: "1") { name } }', { 'accept-language': 'de' })).toBe('ko-KR');
     expect(await languageOf('query @inContext(language: ZH_CN) { property(id: "1") { name } }', { 'accept-language': 'ja' })).toBe('zh-CN');
+    const answer = await graphqlResponse(t, '{ property(id: "1") { name } }', undefined, { headers: { 'x-api-key': who.api_key } });
+    expect(answer.headers.get('vary')).toMatch(/accept-language/i);
   });
 
   it('is ko-KR without a header, and for an unknown or unsupported one', async () => {

@@ -17,7 +17,8 @@ import { IN_CONTEXT } from '../../schema/content.js';
  * defines it as a configurable accessor negotiating Accept-Language). An operation without the
  * directive keeps the request's language. Validation has checked the directive (known, on an
  * operation, a Language value); a variable's value is read as graphql-js coerces it. Over HTTP
- * the response carries `Content-Language`: the language the operation was served in.
+ * the response carries `Content-Language`, the language the operation was served in, and `Vary:
+ * Accept-Language`.
  */
 export function operationLanguage(): Plugin {
   // The language each HTTP request's operation was served in, by request context (Content-Language).
@@ -39,7 +40,11 @@ export function operationLanguage(): Plugin {
     onResponse({ serverContext, response }) {
       const request = (serverContext as { ctx?: unknown } | undefined)?.ctx;
       const language = typeof request === 'object' && request !== null ? served.get(request) : undefined;
-      if (language) response.headers.set('Content-Language', language);
+      if (language) {
+        response.headers.set('Content-Language', language);
+        // A GET (a persisted or cacheable query) differs by Accept-Language unless @inContext fixed it.
+        response.headers.append('Vary', 'Accept-Language');
+      }
     },
   };
 }
