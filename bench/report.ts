@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { benchDir } from './children.js';
 import type { ServiceSource } from './service-dir.js';
 
-export const GROUPS = ['http', 'flow', 'webhooks', 'subscriptions', 'fault'] as const;
+export const GROUPS = ['http', 'flow', 'webhooks', 'subscriptions', 'fault', 'content'] as const;
 export type Group = (typeof GROUPS)[number];
 
 const readmePath = join(benchDir, 'README.md');
@@ -138,8 +138,8 @@ export interface ResultObject {
   run: string;
   scenario: string;
   target: string;
-  /** What is counted: request, flow, transaction, event (delivered), delivery (to one subscriber), restart (fault: rows in flight at the kill). */
-  unit: 'request' | 'flow' | 'transaction' | 'event' | 'delivery' | 'restart';
+  /** What is counted: request, flow, transaction, event (delivered), delivery (to one subscriber), restart (fault: rows in flight at the kill), download (content: one file). */
+  unit: 'request' | 'flow' | 'transaction' | 'event' | 'delivery' | 'restart' | 'download';
   perSecond: number | null;
   latencyMs: Latencies | null;
   /** CPU µs per unit: the target's own process (the service, a twin), the provider, PostgreSQL. */

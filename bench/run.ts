@@ -3,7 +3,7 @@
  * and writes the figures into bench/README.md (one block per group) and bench/results.json (one
  * object per scenario and target).
  *
- * Groups (`npm run bench -- <group…>` runs some; all five when none is named):
+ * Groups (`npm run bench -- <group…>` runs some; all six when none is named):
  * - http: the REST property read, GraphQL property + room types and the availability-search mix
  *   (provider in process and out of process), each beside its plain, Hono (and Yoga) twins
  *   (bench/http.ts);
@@ -12,7 +12,9 @@
  * - webhooks: webhook events end to end (bench/webhooks.ts);
  * - subscriptions: graphql-ws subscribers on one instance (bench/subscriptions.ts);
  * - fault: the service killed with SIGKILL under booking load on PostgreSQL, restarted, and the time
- *   until no booking is left in flight (bench/fault.ts).
+ *   until no booking is left in flight (bench/fault.ts);
+ * - content: the content file (JSON and CSV) of BENCH_CONTENT_SIZE properties (default 100,000,
+ *   provider out of process) downloaded while the service's RSS is watched (bench/content.ts).
  *
  * Every child process (service, twins, simulator, receiver, subscribers) is started and stopped
  * by bench/children.ts; the load generators run here, so they never share an event loop with the
@@ -20,6 +22,7 @@
  */
 import { ask, stopAllChildren, startChild, startSimulator, stopChild, type SimulatorChild } from './children.js';
 import { postgresCpu, treeCpu, type PostgresCpu } from './cpu.js';
+import { contentGroup } from './content.js';
 import { faultGroup } from './fault.js';
 import { checkLedger, dropSchema, dropScratchSchemas, runFlows, runPgbench, scratchSchema, serverVersion, STEPS, type FlowResult, type LedgerCheck, type PgbenchResult } from './flow.js';
 import { HTTP_SCENARIOS, httpGroup, type HttpScenario } from './http.js';
@@ -55,6 +58,9 @@ const faultUsers = positiveInt('BENCH_FAULT_USERS', 20);
 const faultLoadSeconds = positiveInt('BENCH_FAULT_LOAD_SECONDS', 5);
 const faultBookDelayMs = positiveInt('BENCH_FAULT_BOOK_DELAY_MS', 200, true);
 const faultTimeoutSeconds = positiveInt('BENCH_FAULT_TIMEOUT_SECONDS', 240);
+/** The content group's catalog: the provider's SIMULATOR_SIZE (at most 100,000). */
+const contentSize = positiveInt('BENCH_CONTENT_SIZE', 100_000);
+if (contentSize > 100_000) throw new Error(`BENCH_CONTENT_SIZE must be at most 100000 (the simulator's largest catalog), got ${contentSize}`);
 /** BENCH_HTTP_SCENARIOS: some of rest, graphql, search (comma-separated); all by default. */
 const httpOnly: readonly HttpScenario[] = (() => {
   const raw = process.env.BENCH_HTTP_SCENARIOS;
@@ -625,6 +631,7 @@ async function main(): Promise<boolean> {
         timeoutSeconds: faultTimeoutSeconds,
         simulatorSize: SIMULATOR_SIZE,
       }),
+    content: () => contentGroup({ source, size: contentSize }),
   };
   let ok = true;
   for (const group of groups) {

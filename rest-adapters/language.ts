@@ -22,3 +22,19 @@ export const SERVED_IN_HEADERS = z.object({
   }),
   Vary: z.string().regex(/Accept-Language/).openapi({ description: 'Accept-Language among others: caches keep one answer per language' }),
 });
+
+/**
+ * The `Accept-Language` request header as the content routes document it (a header, so no
+ * documented path gains a query parameter the specification does not list). Documented only: the
+ * value is negotiated (never refused), so the route runs no validator for it.
+ */
+export const acceptLanguageParameter = {
+  name: 'Accept-Language',
+  in: 'header',
+  required: false,
+  description:
+    `The language of the texts (descriptions, names, captions, policies): ${LANGUAGES.join(', ')}. Quality values are honoured ` +
+    '(`zh-CN;q=0.9, en;q=0.5`), and a bare `en` or `ja` picks en-US or ja-JP. Absent or unsupported: ko-KR. A text not translated into ' +
+    'the language is served in ko-KR, field by field. The answer names its language in Content-Language and carries Vary: Accept-Language.',
+  schema: { type: 'string', example: 'en-US' },
+} as const;

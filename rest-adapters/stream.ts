@@ -29,10 +29,13 @@ export function streamResponse(
       await chunks.return?.();
     },
   });
-  return new Response(body, {
-    status: 200,
-    headers: { ...headers, 'x-request-id': c.get('requestId'), 'cache-control': 'no-store' },
-  });
+  // Headers the route set on the context before (servedIn's Content-Language and Vary) go with it:
+  // a Response made here would otherwise leave them behind.
+  const out = new Headers(c.res.headers);
+  for (const [name, value] of Object.entries(headers)) out.set(name, value);
+  out.set('x-request-id', c.get('requestId'));
+  out.set('cache-control', 'no-store');
+  return new Response(body, { status: 200, headers: out });
 }
 
 /**

@@ -8,6 +8,7 @@ import type { HttpEnv } from '../rest-adapters/env.js';
 import { createFront, FrontResponse, refusalResponse, withFinalHeaders } from '../rest-adapters/front.js';
 import { healthRoutes } from '../rest-adapters/health.js';
 import { adoptExchange, exchangeOf } from '../rest-adapters/http.js';
+import { imageRoutes } from '../rest-adapters/images.js';
 import { transportRules, withDeadline } from '../rest-adapters/transport.js';
 import { v1Routes } from '../rest-adapters/v1/index.js';
 import { v2Routes } from '../rest-adapters/v2/index.js';
@@ -67,6 +68,8 @@ export async function createService(config: Config, options: { logger?: Logger; 
   // (rest-adapters/front.ts), for every surface at once.
   app.use('*', adoptExchange());
   healthRoutes(app, deps, () => shuttingDown);
+  // The public image route (no credential: an <img> sends none); the front's rules still apply.
+  imageRoutes(app, deps);
 
   // Each channel's request rate is charged in the routers after their credential check (the token
   // endpoint has its own limit); GraphQL by operation cost in its Yoga plugin, graphql-ws

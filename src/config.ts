@@ -106,6 +106,11 @@ const envSchema = z.object({
   CONTENT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   CONTENT_CACHE_TTL_MS: z.coerce.number().int().positive().default(300_000),
   /**
+   * Image bytes (the public image route) kept in memory, least recently used first out, in bytes
+   * (default 64 MiB; 0: every request not already in flight asks the provider).
+   */
+  IMAGE_CACHE_BYTES: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
+  /**
    * The provider's answers to multi-property searches, kept this long and shared by every request
    * asking the same of the provider (0: every search asks the provider); prices are re-checked with
    * the provider at the price check whatever a search showed.
@@ -254,6 +259,7 @@ const configSchema = envSchema.transform((e, ctx) => {
       jitAfter: e.GRAPHQL_JIT_AFTER,
     },
     contentCache: { size: e.CONTENT_CACHE_SIZE, ttlMs: e.CONTENT_CACHE_TTL_MS },
+    imageCache: { maxBytes: e.IMAGE_CACHE_BYTES },
     searchCache: { ttlMs: e.SEARCH_CACHE_TTL_MS, maxBytes: e.SEARCH_CACHE_MAX_MB * 1024 * 1024 },
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     bookings: { pendingDeadlineMinutes: e.PENDING_DEADLINE_MINUTES, syncIntervalMs: e.BOOKING_SYNC_INTERVAL_MS, recoveryIntervalMs: e.BOOKING_RECOVERY_INTERVAL_MS },

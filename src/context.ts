@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import type { ChannelRateLimits, CredentialCache, CredentialHeaders, Principal, RateLimiter, TokenSigner } from './services/access/index.js';
-import { createLoaders, type Loaders, type PropertyCatalog } from './services/catalog/index.js';
+import { createLoaders, type ImageCache, type Loaders, type PropertyCatalog } from './services/catalog/index.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import { isLanguage, negotiateLanguage, type AppError, type Language } from './services/kernel/index.js';
@@ -27,6 +27,8 @@ export interface AppDeps {
   /** The inventory provider, and its content behind a shared cache. */
   readonly upstream: UpstreamClient;
   readonly catalog: PropertyCatalog;
+  /** Image bytes for the public image route, kept up to IMAGE_CACHE_BYTES. */
+  readonly images: ImageCache;
   /** The provider's answers to multi-property searches, kept a few seconds (SEARCH_CACHE_TTL_MS). */
   readonly searchCache: AvailabilityCache;
   readonly tokens: TokenSigner;

@@ -9,7 +9,7 @@ import { createEventBus } from './events/bus.js';
 import { createCredentialChanges } from './events/credentialChanges.js';
 import { Dispatcher } from './events/dispatcher.js';
 import { ChannelRateLimits, createCredentialCache, createRateLimiter, TokenSigner } from './services/access/index.js';
-import { PropertyCatalog } from './services/catalog/index.js';
+import { ImageCache, PropertyCatalog } from './services/catalog/index.js';
 import { checkEnvironment, claimEnvironment } from './services/kernel/index.js';
 import { AvailabilityCache } from './services/search/index.js';
 import { DeliveryWork, OutcomeRecorder, WebhookSender } from './services/webhooks/index.js';
@@ -92,6 +92,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     logger,
     upstream,
     catalog: new PropertyCatalog(upstream, config.contentCache),
+    images: new ImageCache(upstream, config.imageCache),
     searchCache: new AvailabilityCache(upstream, { ...config.searchCache, clock }),
     tokens: await TokenSigner.load(db.prisma, config),
     credentials,

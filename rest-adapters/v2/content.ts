@@ -5,13 +5,24 @@ import { v2ErrorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { v2ScopedRoute } from '../routing.js';
 import { idParam, intParam } from '../params.js';
-import { propertyToWire, propertyWireWith, roomTypeToWire, roomTypeWireWith } from '../wire/properties.js';
+import { acceptLanguageParameter } from '../language.js';
+import {
+  propertyExample,
+  propertyToWire,
+  propertyWireWith,
+  roomTypeExample,
+  roomTypeToWire,
+  roomTypeWireWith,
+  type WireOptions,
+  wireOptions,
+} from '../wire/properties.js';
 import { BadRequestError, NotFoundError, UpstreamError } from '../../src/services/kernel/index.js';
 
 /**
  * v2 content (docs/spec/channel-api.md §4.6 "Content endpoints", §9; docs/spec/DECISIONS.md "v2 property list"). The v1 shapes
  * with every property id as a string; bodies are not wrapped in `data` (the list is
  * `{properties, next_page_token}`, a property is the object, room types are an array), errors are.
+ * Texts are in the request's language (Accept-Language; rest-adapters/language.ts).
  *
  * Page tokens (signed, bound to the channel and to the first page's `updated_since`, valid for a
  * day) are made and checked by the catalog's listing (src/services/catalog/listing.ts); anything
@@ -19,8 +30,10 @@ import { BadRequestError, NotFoundError, UpstreamError } from '../../src/service
  */
 const DEFAULT_PER_PAGE = 20;
 
-const PropertyV2 = propertyWireWith(z.string().openapi({ example: '1', description: 'v2 ids are strings (spec §9)' })).openapi('PropertyV2');
-const RoomTypeV2 = roomTypeWireWith(z.string().openapi({ example: '1' })).openapi('RoomTypeV2');
+const PropertyV2 = propertyWireWith(z.string().openapi({ example: '1', description: 'v2 ids are strings (spec §9)' })).openapi('PropertyV2', {
+  example: propertyExample('1'),
+});
+const RoomTypeV2 = roomTypeWireWith(z.string().openapi({ example: '1' })).openapi('RoomTypeV2', { example: roomTypeExample('1') });
 const PropertyListV2 = z
   .object({
     properties: z.array(PropertyV2),
@@ -28,12 +41,12 @@ const PropertyListV2 = z
   })
   .openapi('PropertyListV2');
 
-function propertyToV2(p: PropertySummary): z.infer<typeof PropertyV2> {
-  return { ...propertyToWire(p), id: String(p.id) };
+function propertyToV2(p: PropertySummary, options: WireOptions): z.infer<typeof PropertyV2> {
+  return { ...propertyToWire(p, options), id: String(p.id) };
 }
 
-function roomTypeToV2(r: RoomType): z.infer<typeof RoomTypeV2> {
-  return { ...roomTypeToWire(r), property_id: String(r.propertyId) };
+function roomTypeToV2(r: RoomType, options: WireOptions): z.infer<typeof RoomTypeV2> {
+  return { ...roomTypeToWire(r, options), property_id: String(r.propertyId) };
 }
 
 const ListQuery = z.object({
@@ -65,6 +78,7 @@ const listRoute = v2ScopedRoute('properties.list', {
   path: '/properties',
   tags: ['Content'],
   summary: 'Properties in id order, a page at a time',
+  parameters: [acceptLanguageParameter],
   request: { query: ListQuery },
   responses: {
     200: { description: 'A page of properties', content: { 'application/json': { schema: PropertyListV2 } } },
@@ -77,6 +91,7 @@ const detailRoute = v2ScopedRoute('property.read', {
   path: '/properties/{id}',
   tags: ['Content'],
   summary: 'One property',
+  parameters: [acceptLanguageParameter],
   request: { params: PropertyPath },
   responses: {
     200: { description: 'The property', content: { 'application/json': { schema: PropertyV2 } } },
@@ -89,6 +104,7 @@ const roomTypesRoute = v2ScopedRoute('property.roomTypes', {
   path: '/properties/{id}/roomtypes',
   tags: ['Content'],
   summary: 'Room types of a property',
+  parameters: [acceptLanguageParameter],
   request: { params: PropertyPath },
   responses: {
     200: { description: 'The room types', content: { 'application/json': { schema: z.array(RoomTypeV2) } } },
@@ -105,16 +121,18 @@ export function v2ContentRoutes(app: OpenAPIHono<HttpEnv>) {
       { pageToken: query.page_token, updatedSince: query.updated_since, limit: query.per_page ?? DEFAULT_PER_PAGE },
       { names: { pageToken: 'page_token', updatedSince: 'updated_since' } },
     );
-    return c.json({ properties: page.properties.map(propertyToV2), next_page_token: page.nextPageToken }, 200);
+    const options = wireOptions(c);
+    return c.json({ properties: page.properties.map((p) => propertyToV2(p, options)), next_page_token: page.nextPageToken }, 200);
   });
 
   app.openapi(detailRoute, async (c) => {
     const property = await getProperty(c.get('ctx'), c.req.valid('param').id);
-    return c.json(propertyToV2(property), 200);
+    return c.json(propertyToV2(property, wireOptions(c)), 200);
   });
 
   app.openapi(roomTypesRoute, async (c) => {
     const property = await getProperty(c.get('ctx'), c.req.valid('param').id);
-    return c.json(property.roomTypes.map(roomTypeToV2), 200);
+    const options = wireOptions(c);
+    return c.json(property.roomTypes.map((r) => roomTypeToV2(r, options)), 200);
   });
 }

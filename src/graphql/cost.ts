@@ -21,7 +21,7 @@ import {
 import { schema as serviceSchema } from '../schema/index.js';
 import { batchCost } from '../services/access/index.js';
 import { BATCH_EXTENSION, type BatchExtension } from './batchField.js';
-import { INSTANCE_COST, type InstanceCost } from './costField.js';
+import { INSTANCE_COST, WHOLE_LIST, type InstanceCost } from './costField.js';
 
 /**
  * What a GraphQL operation costs against the channel's rate limit, in the same points as REST
@@ -35,6 +35,9 @@ import { INSTANCE_COST, type InstanceCost } from './costField.js';
  *   page-size argument counts the argument's default, or 20 (the API's default page size); a
  *   list that is not paged (`roomTypes`, `ratePlans`, `rates`) counts 10. Page sizes count at
  *   most 100, the API's maximum. Lists inside lists multiply.
+ * - A list of content that comes whole with its object (one that declares WHOLE_LIST: amenities,
+ *   images and their links, views, age categories) counts as a single object: free, its items
+ *   not multiplied, as REST serves it in the same answer.
  * - Scalars, enums and single objects are free: they come with the object that holds them.
  * - A batch field (one that declares BATCH_EXTENSION, as `batchRates`) costs at least
  *   batchCost(items) points, 1 per item of its batch argument as sent (at most the batch's maximum),
@@ -171,7 +174,7 @@ class CostWalker {
     const size = this.pageSizeOf(node, field);
     let items = 0;
     let childPageSize: number | undefined;
-    if (isListType(getNullableType(field.type))) {
+    if (isListType(getNullableType(field.type)) && field.extensions[WHOLE_LIST] !== true) {
       instances *= size ?? pageSize ?? QUERY_COST.unpagedListSize;
       items = instances;
     } else {

@@ -16,8 +16,10 @@ import {
   UnauthorizedError,
   clientAddress,
   isHttps,
+  negotiateLanguage,
   toAppError,
   type ConnectionFacts,
+  type Language,
 } from '../services/kernel/index.js';
 import { isGraphQLError, maskError } from './maskError.js';
 import { createMultiplexer, type Multiplexer, type StartGroup } from './multiplex.js';
@@ -103,8 +105,10 @@ function refuseUpgrade(socket: Duplex, error: AppError): void {
  * refuse an operation here as on HTTP, and persisted operations follow the same rules
  * (graphql.operationSource). A query or mutation with @defer or @stream returns its payloads one by
  * one (plugins/incrementalDelivery.ts): graphql-ws sends each as a `next` message, then `complete`.
+ * The connection's language is connection_init's `Accept-Language` (flat or under `headers`, as
+ * the credential), negotiated once; an operation's @inContext(language:) overrides it.
  */
-type WsExtra = Extra & { credentials?: CredentialHeaders; clientIp?: string | undefined; operations?: Set<string> };
+type WsExtra = Extra & { credentials?: CredentialHeaders; clientIp?: string | undefined; language?: Language; operations?: Set<string> };
 
 /**
  * What stands for the upgrade request once the connection is accepted: Yoga's envelop is given a
@@ -129,6 +133,7 @@ function graphqlWsOptions(deps: AppDeps, graphql: GraphQLServer, multiplexer: Mu
         if (principal) {
           ctx.extra.credentials = credentials;
           ctx.extra.clientIp = clientIp;
+          ctx.extra.language = connectionLanguage(ctx.connectionParams);
           ctx.extra.operations = new Set();
           // graphql-ws keeps the upgrade request for the connection's life; what is needed of it
           // is read now (the address), so it goes (its headers: about 1 KB per subscriber).
@@ -226,6 +231,7 @@ async function prepareOperation(
       authError: null,
       credentials: ctx.extra.credentials,
       clientIp: ctx.extra.clientIp,
+      languageHeader: ctx.extra.language,
       signal: undefined,
       sharing,
     });
@@ -248,8 +254,11 @@ async function prepareOperation(
     authError,
     credentials: ctx.extra.credentials,
     clientIp: ctx.extra.clientIp,
+    languageHeader: ctx.extra.language,
     signal: undefined,
-    sharing: principal ? multiplexer.member(sharingKey(principal, source, payload), ctx.extra.socket, operationId, start) : undefined,
+    sharing: principal
+      ? multiplexer.member(sharingKey(principal, source, payload, ctx.extra.language), ctx.extra.socket, operationId, start)
+      : undefined,
   });
   const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
     ctx: requestContext,
@@ -288,10 +297,18 @@ async function prepareOperation(
 
 /**
  * The group of a subscription (multiplex.ts): its channel, its scopes (what the fields may show),
- * the operation name, the variables (keys sorted at every level) and the document's text.
+ * the connection's language (its texts; @inContext is part of the document), the operation name,
+ * the variables (keys sorted at every level) and the document's text.
  */
-function sharingKey(principal: Principal, source: string, payload: SubscribePayload): string {
-  return [principal.channelId, [...principal.scopes].sort().join(' '), payload.operationName ?? '', sortedJson(payload.variables ?? null), source].join('\n');
+function sharingKey(principal: Principal, source: string, payload: SubscribePayload, language: Language | undefined): string {
+  return [
+    principal.channelId,
+    [...principal.scopes].sort().join(' '),
+    language ?? '',
+    payload.operationName ?? '',
+    sortedJson(payload.variables ?? null),
+    source,
+  ].join('\n');
 }
 
 function sortedJson(value: unknown): string {
@@ -321,6 +338,16 @@ export function connectionCredentials(params: Readonly<Record<string, unknown>> 
   const nested = isRecord(flat['headers']) ? lowerKeys(flat['headers']) : {};
   const entry = (name: string) => stringOrUndefined(flat[name]) ?? stringOrUndefined(nested[name]);
   return { apiKey: entry('x-api-key'), authorization: entry('authorization') };
+}
+
+/**
+ * The language of a connection: its connection_init payload's Accept-Language (any case, flat or
+ * under `headers`; a flat entry wins), negotiated as the HTTP header is (none or unsupported: ko-KR).
+ */
+export function connectionLanguage(params: Readonly<Record<string, unknown>> | undefined): Language {
+  const flat = lowerKeys(params ?? {});
+  const nested = isRecord(flat['headers']) ? lowerKeys(flat['headers']) : {};
+  return negotiateLanguage(stringOrUndefined(flat['accept-language']) ?? stringOrUndefined(nested['accept-language']));
 }
 
 /**

@@ -12,6 +12,7 @@ import { incrementalDelivery } from './plugins/incrementalDelivery.js';
 import { incrementalErrors } from './plugins/incrementalErrors.js';
 import { introspectionDisabled } from './plugins/introspectionDisabled.js';
 import { jitExecution } from './plugins/jit.js';
+import { operationLanguage } from './plugins/language.js';
 import { armorConfig } from './plugins/limits.js';
 import { persistedOperations } from './plugins/persistedOperations.js';
 import { suggestionsHidden } from './plugins/suggestionsHidden.js';
@@ -52,6 +53,10 @@ export interface GraphQLServer {
  * @defer and @stream (docs/decisions.md "Incremental delivery"): payloads after the first over
  * multipart/mixed, SSE and graphql-ws, with the same masking, limits and rate-limit charge.
  *
+ * Languages (docs/decisions.md "Content and languages"): texts are served in the language an
+ * operation's @inContext(language:) names, else the one the request's Accept-Language prefers
+ * (plugins/language.ts; over graphql-ws, connection_init's Accept-Language: ws.ts).
+ *
  * GraphiQL is served when a page is given (renderGraphiQLPage in graphiql/page.ts, made once at
  * start when GRAPHQL_GRAPHIQL is on): the same bytes for every GET of /graphql that accepts HTML.
  */
@@ -89,6 +94,8 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>, graphiql
       // graphql-jit for documents that run again (plugins/jit.ts). First: it replaces the execute
       // function, and the plugins below wrap whichever one runs.
       jitExecution(settings),
+      // @inContext(language:): the operation's language replaces the request's (Accept-Language).
+      operationLanguage(),
       // HTTP-level refusals with a GraphQL error body and a code (415, 406, malformed parameters).
       httpRequestErrors(),
       // No "Did you mean ...?" in any error (before variableRequestErrors, which marks what it answers).

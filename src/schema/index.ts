@@ -1,4 +1,5 @@
 import { builder } from './builder.js';
+import { withInContext } from './content.js';
 import './node.js';
 import './channel.js';
 import './apps.js';
@@ -16,4 +17,5 @@ import './webhookTypes.js';
 import './webhooks.js';
 import './events.js';
 
-export const schema = builder.toSchema({ sortSchema: true });
+// With the @inContext operation directive, which Pothos cannot declare (src/schema/content.ts).
+export const schema = withInContext(builder.toSchema({ sortSchema: true }));

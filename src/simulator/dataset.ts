@@ -11,9 +11,31 @@
 
 import { LRUCache } from 'lru-cache';
 import type { CancellationPolicyType, MealPlan } from '../upstream/protocol.js';
-import { CANCELLATION_POLICY_TYPES, MEAL_PLANS } from '../services/kernel/index.js';
+import { CANCELLATION_POLICY_TYPES, MEAL_PLANS, type LocalizedText, type RoomView } from '../services/kernel/index.js';
+import {
+  type Amenity,
+  BED_DESCRIPTIONS,
+  checkinInstructionsOf,
+  type Descriptions,
+  descriptionsOf,
+  distanceKm,
+  drawContent,
+  type Image,
+  type Occupancy,
+  type Policies,
+  policiesOf,
+  ratePlanAmenities,
+  ratePlanName,
+  type DrawnContent,
+  occupancyFor,
+  type PropertyContent,
+  type RoomContent,
+  roomOverviewOf,
+  ROOM_TYPE_NAMES,
+  type TextSource,
+} from './content.js';
 
-export type { CancellationPolicyType, MealPlan };
+export type { Amenity, CancellationPolicyType, Descriptions, Image, MealPlan, Occupancy, Policies };
 
 export interface City {
   name: string;
@@ -26,16 +48,19 @@ export interface City {
 
 export interface BedGroup {
   id: string;
-  description: string;
+  description: LocalizedText;
 }
 
 export interface RatePlan {
   id: string;
   roomtypeId: string;
-  name: string;
+  /** Says its cancellation policy and meal plan (content.ts, ratePlanName). */
+  name: LocalizedText;
   mealPlan: MealPlan;
   refundable: boolean;
   cancellationPolicy: CancellationPolicyType;
+  /** Included with the rate: its meals, free cancellation (shared, frozen). */
+  amenities: readonly Amenity[];
   /** Multiplier on the room's nightly price, in percent (breakfast costs more). */
   pricePercent: number;
 }
@@ -43,9 +68,18 @@ export interface RatePlan {
 export interface RoomType {
   id: string;
   propertyId: number;
-  name: string;
+  name: LocalizedText;
   maxOccupancy: number;
+  /** maxTotal = maxOccupancy. */
+  occupancy: Occupancy;
   bedGroups: BedGroup[];
+  /** Written when read, from the room's facts (not stored). */
+  readonly descriptions: { overview: LocalizedText };
+  readonly areaSqm: number;
+  readonly views: readonly RoomView[];
+  readonly amenities: readonly Amenity[];
+  /** Ids `r{n}-{k}`: unique within the property. */
+  readonly images: readonly Image[];
   /** Rooms of this type the property has; daily stock never exceeds it. */
   inventory: number;
   /** Weekday nightly price before tax and fees, KRW. */
@@ -63,8 +97,29 @@ export interface Property {
   latitude: number;
   longitude: number;
   timezone: string;
+  /** The content's last change: drawn, or the time of its latest revision (Dataset.reviseContent). */
   updatedAt: Date;
   roomTypes: RoomType[];
+  /**
+   * Content (content.ts), drawn from a stream of its own (`seed|content|id`) when first read:
+   * these are getters, not own enumerable fields. Texts are written when read (not stored).
+   */
+  readonly descriptions: Descriptions;
+  readonly amenities: readonly Amenity[];
+  /** The hero first (id `p1`), then the gallery (`p2`...). */
+  readonly images: readonly Image[];
+  /** `instructions` is written when read. */
+  readonly checkin: { beginTime: string; endTime: string | null; minAge: number; instructions: LocalizedText };
+  readonly checkout: { time: string };
+  /** Written when read. */
+  readonly policies: Policies;
+  readonly phone: string;
+  readonly chain: { readonly id: string; readonly name: string } | null;
+  readonly brand: { readonly id: string; readonly name: string } | null;
+  readonly spokenLanguages: readonly string[];
+  readonly review: { readonly score: number; readonly count: number } | null;
+  /** 0 until the content is revised (POST /_control/properties/{id}/content). */
+  contentRevision: number;
 }
 
 export const CITIES: readonly City[] = [
@@ -90,13 +145,42 @@ const CITY_WEIGHTS = [22, 12, 12, 6, 4, 4, 4, 7, 5, 3, 4, 3, 5, 4, 5];
 
 const BRANDS = ['Grand', 'Hotel', 'Stay', 'Residence', 'Suites', 'Resort', 'Hanok', 'Inn', 'Boutique', 'Palace'];
 const NAMES = ['Lotte', 'Shilla', 'Haven', 'Ocean', 'Maple', 'Pine', 'Harbor', 'Lumen', 'Aria', 'Blossom', 'Moonlight', 'Cedar', 'Han River', 'Summit', 'Coral', 'Jade'];
-const ROOM_NAMES = ['Standard Double', 'Superior Twin', 'Deluxe King', 'Family Room', 'Junior Suite', 'Ocean View Deluxe', 'Executive Suite', 'Ondol Room'];
+// Room type names are ROOM_TYPE_NAMES of content.ts (localized); these are their indexes.
+const [STANDARD_DOUBLE, SUPERIOR_TWIN, DELUXE_KING, FAMILY_ROOM, JUNIOR_SUITE, OCEAN_VIEW_DELUXE, EXECUTIVE_SUITE, ONDOL_ROOM] = [0, 1, 2, 3, 4, 5, 6, 7] as const;
+const [SUPERIOR_DOUBLE, DELUXE_TWIN, DELUXE_ONDOL_ROOM, FAMILY_SUITE] = [8, 9, 10, 11] as const;
+
+/**
+ * The room type names that fit each kind of BEDS (an index of ROOM_TYPE_NAMES), cheapest first;
+ * an ocean view only in a city by the sea.
+ */
+const NAMES_FOR_BEDS: readonly (readonly number[])[] = [
+  [STANDARD_DOUBLE, SUPERIOR_DOUBLE, JUNIOR_SUITE, OCEAN_VIEW_DELUXE],
+  [SUPERIOR_TWIN, DELUXE_TWIN, STANDARD_DOUBLE, OCEAN_VIEW_DELUXE],
+  [DELUXE_KING, JUNIOR_SUITE, OCEAN_VIEW_DELUXE, EXECUTIVE_SUITE],
+  [FAMILY_ROOM, FAMILY_SUITE, EXECUTIVE_SUITE],
+  [ONDOL_ROOM, DELUXE_ONDOL_ROOM, FAMILY_ROOM],
+];
+const COASTAL_CITIES = new Set(['Busan', 'Jeju', 'Incheon', 'Gangneung', 'Hong Kong', 'Singapore', 'Da Nang', 'Fukuoka']);
+
+/**
+ * A room type's name: one that fits its beds, from the draw the generator has always made for it
+ * (`rank`, 0 to 2, plus the room's position), the first one not already taken in the property.
+ */
+function roomNameIndex(beds: number, city: string, position: number, rank: number, taken: readonly number[]): number {
+  const names = NAMES_FOR_BEDS[beds]!.filter((n) => n !== OCEAN_VIEW_DELUXE || COASTAL_CITIES.has(city));
+  for (let k = 0; k < names.length; k++) {
+    const name = names[(position + rank + k) % names.length]!;
+    if (!taken.includes(name)) return name;
+  }
+  return names[(position + rank) % names.length]!;
+}
+const bed = (id: string, en: string): BedGroup => ({ id, description: BED_DESCRIPTIONS[en]! });
 const BEDS: readonly { groups: BedGroup[]; maxOccupancy: number }[] = [
-  { groups: [{ id: 'bg-1', description: '1 double bed' }], maxOccupancy: 2 },
-  { groups: [{ id: 'bg-1', description: '2 single beds' }, { id: 'bg-2', description: '1 double bed' }], maxOccupancy: 2 },
-  { groups: [{ id: 'bg-1', description: '1 king bed' }], maxOccupancy: 3 },
-  { groups: [{ id: 'bg-1', description: '1 king bed and 1 single bed' }, { id: 'bg-2', description: '3 single beds' }], maxOccupancy: 4 },
-  { groups: [{ id: 'bg-1', description: 'Floor mattresses (ondol)' }], maxOccupancy: 4 },
+  { groups: [bed('bg-1', '1 double bed')], maxOccupancy: 2 },
+  { groups: [bed('bg-1', '2 single beds'), bed('bg-2', '1 double bed')], maxOccupancy: 2 },
+  { groups: [bed('bg-1', '1 king bed')], maxOccupancy: 3 },
+  { groups: [bed('bg-1', '1 king bed and 1 single bed'), bed('bg-2', '3 single beds')], maxOccupancy: 4 },
+  { groups: [bed('bg-1', 'Floor mattresses (ondol)')], maxOccupancy: 4 },
 ];
 const POLICIES: readonly CancellationPolicyType[] = CANCELLATION_POLICY_TYPES;
 const MEALS: readonly MealPlan[] = MEAL_PLANS;
@@ -181,15 +265,11 @@ const REFUNDABLE_POLICIES = POLICIES.slice(0, 3);
 const FIRST_PLAN_MEALS = MEALS.slice(0, 2);
 const OTHER_PLAN_MEALS = MEALS.slice(0, 4);
 
-/** Rate plan names by meal plan, e.g. `Flexible stay, half board`. */
-const planNames = (prefix: string) =>
-  Object.fromEntries(MEALS.map((meal) => [meal, `${prefix}, ${meal.replace('_', ' ')}`])) as Record<MealPlan, string>;
-const FLEXIBLE_PLAN_NAMES = planNames('Flexible stay');
-const NON_REFUNDABLE_PLAN_NAMES = planNames('Non-refundable');
-
 /**
  * Properties a Dataset keeps (least recently used dropped first): a bound on memory, as each
- * takes about 2.5 KB of heap, so at most about 50 MB. Catalogs up to this size are kept whole.
+ * takes about 2.7 KB of heap, 4.5 KB once its content is drawn (its texts are written when read,
+ * its amenities, images and names are shared objects), so at most about 90 MB. Catalogs up to
+ * this size are kept whole.
  */
 export const PROPERTY_CACHE_SIZE = 20_000;
 
@@ -221,6 +301,179 @@ function weightedCity(random: () => number): City {
   return CITIES[0]!;
 }
 
+/** Check-out objects, shared by time. */
+const CHECKOUTS: Record<string, { time: string }> = {};
+
+/**
+ * A generated room type. Its content (area, views, amenities, images) is its property's, drawn
+ * when first read (see GeneratedProperty); its overview is written when read.
+ */
+class GeneratedRoomType implements RoomType {
+  readonly name: LocalizedText;
+  readonly occupancy: Occupancy;
+  #owner: GeneratedProperty | undefined;
+  #index = 0;
+
+  constructor(
+    readonly id: string,
+    readonly propertyId: number,
+    /** Index in ROOM_TYPE_NAMES. */
+    nameIndex: number,
+    readonly maxOccupancy: number,
+    readonly bedGroups: BedGroup[],
+    readonly inventory: number,
+    readonly basePrice: number,
+    readonly ratePlans: RatePlan[],
+  ) {
+    this.name = ROOM_TYPE_NAMES[nameIndex]!;
+    this.occupancy = occupancyFor(maxOccupancy);
+  }
+
+  /** Called once, by the property that has this room type. */
+  attach(owner: GeneratedProperty, index: number): void {
+    this.#owner = owner;
+    this.#index = index;
+  }
+
+  private get drawn(): RoomContent {
+    return this.#owner!.drawn().rooms[this.#index]!;
+  }
+
+  get areaSqm(): number {
+    return this.drawn.areaSqm;
+  }
+
+  get views(): readonly RoomView[] {
+    return this.drawn.views;
+  }
+
+  get amenities(): readonly Amenity[] {
+    return this.drawn.amenities;
+  }
+
+  get images(): readonly Image[] {
+    return this.drawn.images;
+  }
+
+  get descriptions(): { overview: LocalizedText } {
+    return { overview: roomOverviewOf(this.drawn, this.bedGroups[0]!.description) };
+  }
+}
+
+/**
+ * A generated property. The market's fields are drawn with it; its content is drawn from its own
+ * stream when first read and kept with it (a search that filters by city never draws the content
+ * of the properties it skips), and its long texts (descriptions, check-in instructions, policies)
+ * are written when read, so a cached property holds no long strings. Content fields are getters:
+ * read them, do not expect them from Object.keys or a spread.
+ */
+class GeneratedProperty implements Property, TextSource {
+  readonly city: string;
+  readonly country: string;
+  readonly timezone: string;
+  /** Kilometres from the city's centre. */
+  readonly distanceKm: number;
+  #drawn: DrawnContent | undefined;
+  readonly #seed: number;
+  readonly #revisedSeed: number;
+
+  constructor(
+    readonly id: number,
+    readonly name: string,
+    city: City,
+    readonly address: string,
+    readonly starRating: number,
+    readonly latitude: number,
+    readonly longitude: number,
+    readonly updatedAt: Date,
+    readonly roomTypes: GeneratedRoomType[],
+    /** The facts the content is drawn and written from. */
+    readonly district: string,
+    readonly brandWord: string,
+    readonly contentRevision: number,
+    /** Seeds of the content's streams: `seed|content|id` and `seed|content|id|revision`. */
+    seed: number,
+    revisedSeed: number,
+  ) {
+    this.city = city.name;
+    this.country = city.country;
+    this.timezone = city.timezone;
+    this.distanceKm = distanceKm(city.latitude, city.longitude, latitude, longitude);
+    this.#seed = seed;
+    this.#revisedSeed = revisedSeed;
+    roomTypes.forEach((room, i) => room.attach(this, i));
+  }
+
+  /** The content, drawn on first use. */
+  drawn(): DrawnContent {
+    return (this.#drawn ??= drawContent(
+      {
+        id: this.id,
+        name: this.name,
+        city: this.city,
+        country: this.country,
+        district: this.district,
+        brandWord: this.brandWord,
+        starRating: this.starRating,
+        rooms: this.roomTypes.map((r) => ({ nameIndex: ROOM_TYPE_NAMES.indexOf(r.name as (typeof ROOM_TYPE_NAMES)[number]), maxOccupancy: r.maxOccupancy })),
+      },
+      prng(this.#seed),
+      prng(this.#revisedSeed),
+      this.contentRevision,
+    ));
+  }
+
+  get content(): PropertyContent {
+    return this.drawn().content;
+  }
+
+  get amenities(): readonly Amenity[] {
+    return this.content.amenities;
+  }
+
+  get images(): readonly Image[] {
+    return this.content.images;
+  }
+
+  get checkout(): { time: string } {
+    const time = this.content.checkoutTime;
+    return (CHECKOUTS[time] ??= Object.freeze({ time }));
+  }
+
+  get phone(): string {
+    return this.content.phone;
+  }
+
+  get chain(): Property['chain'] {
+    return this.content.chain;
+  }
+
+  get brand(): Property['brand'] {
+    return this.content.brand;
+  }
+
+  get spokenLanguages(): readonly string[] {
+    return this.content.spokenLanguages;
+  }
+
+  get review(): Property['review'] {
+    return this.content.review;
+  }
+
+  get descriptions(): Descriptions {
+    return descriptionsOf(this);
+  }
+
+  get checkin(): Property['checkin'] {
+    const c = this.content;
+    return { beginTime: c.checkinBegin, endTime: c.checkinEnd, minAge: c.checkinMinAge, instructions: checkinInstructionsOf(this) };
+  }
+
+  get policies(): Policies {
+    return policiesOf(this);
+  }
+}
+
 export class Dataset {
   /** Recently used properties, so a search over the catalog does not regenerate each one. */
   private readonly properties: LRUCache<number, Property>;
@@ -228,6 +481,10 @@ export class Dataset {
   private readonly propertyPrefix: number;
   private readonly stockPrefix: number;
   private readonly pricePrefix: number;
+  /** FNV state after `seed|content|`: the prefix of the content's own streams. */
+  private readonly contentPrefix: number;
+  /** Content revisions by property id (control route), with when each was made. */
+  private readonly revisions = new Map<number, { revision: number; at: Date }>();
 
   constructor(
     readonly seed: number,
@@ -238,6 +495,7 @@ export class Dataset {
     this.propertyPrefix = fnv(FNV_OFFSET, `${seed}|property|`);
     this.stockPrefix = fnv(FNV_OFFSET, `${seed}|stock|`);
     this.pricePrefix = fnv(FNV_OFFSET, `${seed}|price|`);
+    this.contentPrefix = fnv(FNV_OFFSET, `${seed}|content|`);
   }
 
   has(id: number): boolean {
@@ -272,16 +530,20 @@ export class Dataset {
   }
 
   private generate(id: number): Property {
+    // The market's stream: its draws, and their order, are what they have always been.
     const random = prng(fnv(this.propertyPrefix, String(id)) >>> 0);
     const city = weightedCity(random);
     const starRating = Math.min(5, 1 + Math.floor(random() * 9) / 2);
-    const name = `${pick(random, NAMES)} ${pick(random, BRANDS)} ${city.name}`;
+    const first = pick(random, NAMES);
+    const brandWord = pick(random, BRANDS);
+    const name = `${first} ${brandWord} ${city.name}`;
     const district = pick(random, city.districts);
     const roomCount = 2 + Math.floor(random() * 4);
-    const roomTypes: RoomType[] = [];
+    const drawn: { id: string; beds: (typeof BEDS)[number]; basePrice: number; ratePlans: RatePlan[]; nameIndex: number; inventory: number }[] = [];
     for (let r = 1; r <= roomCount; r++) {
       const roomtypeId = `${id}-r${r}`;
-      const beds = pick(random, BEDS);
+      const bedsIndex = Math.floor(random() * BEDS.length);
+      const beds = BEDS[bedsIndex]!;
       // KRW, weekday, before tax: roughly 45,000 for one star to 420,000 for five, plus room rank.
       const basePrice = Math.round((25_000 + starRating * starRating * 15_000) * (1 + (r - 1) * 0.18) * (0.85 + random() * 0.3) / 100) * 100;
       const planCount = 1 + Math.floor(random() * 3);
@@ -292,38 +554,66 @@ export class Dataset {
         ratePlans.push({
           id: `${roomtypeId}-p${p}`,
           roomtypeId,
-          name: (policy === 'non_refundable' ? NON_REFUNDABLE_PLAN_NAMES : FLEXIBLE_PLAN_NAMES)[mealPlan],
+          name: ratePlanName(policy, mealPlan),
           mealPlan,
           refundable: policy !== 'non_refundable',
           cancellationPolicy: policy,
+          amenities: ratePlanAmenities(policy, mealPlan),
           // Non-refundable rates are cheaper, as in the market.
           pricePercent: MEAL_PERCENT[mealPlan] - (policy === 'non_refundable' ? 12 : 0),
         });
       }
-      roomTypes.push({
-        id: roomtypeId,
-        propertyId: id,
-        name: ROOM_NAMES[(r - 1 + Math.floor(random() * 3)) % ROOM_NAMES.length]!,
-        maxOccupancy: beds.maxOccupancy,
-        bedGroups: beds.groups,
-        inventory: 3 + Math.floor(random() * 18),
-        basePrice,
-        ratePlans,
-      });
+      const nameIndex = roomNameIndex(bedsIndex, city.name, r - 1, Math.floor(random() * 3), drawn.map((d) => d.nameIndex));
+      const inventory = 3 + Math.floor(random() * 18);
+      drawn.push({ id: roomtypeId, beds, basePrice, ratePlans, nameIndex, inventory });
     }
-    return {
+    const address = `${1 + Math.floor(random() * 300)} ${district}, ${city.name}`;
+    const latitude = round6(city.latitude + (random() - 0.5) * 0.12);
+    const longitude = round6(city.longitude + (random() - 0.5) * 0.12);
+    const drawnUpdatedAt = new Date(DATASET_EPOCH - Math.floor(random() * YEAR_MS));
+
+    // The content's own streams: `seed|content|id`, and `seed|content|id|revision` for what a revision changes.
+    const revised = this.revisions.get(id);
+    const revision = revised?.revision ?? 0;
+    const roomTypes = drawn.map(
+      (r) => new GeneratedRoomType(r.id, id, r.nameIndex, r.beds.maxOccupancy, r.beds.groups, r.inventory, r.basePrice, r.ratePlans),
+    );
+    return new GeneratedProperty(
       id,
       name,
-      city: city.name,
-      country: city.country,
-      address: `${1 + Math.floor(random() * 300)} ${district}, ${city.name}`,
+      city,
+      address,
       starRating,
-      latitude: round6(city.latitude + (random() - 0.5) * 0.12),
-      longitude: round6(city.longitude + (random() - 0.5) * 0.12),
-      timezone: city.timezone,
-      updatedAt: new Date(DATASET_EPOCH - Math.floor(random() * YEAR_MS)),
+      latitude,
+      longitude,
+      revised ? revised.at : drawnUpdatedAt,
       roomTypes,
-    };
+      district,
+      brandWord,
+      revision,
+      fnv(this.contentPrefix, String(id)) >>> 0,
+      fnv(this.contentPrefix, `${id}|${revision}`) >>> 0,
+    );
+  }
+
+  /**
+   * Revises a property's content (the control route POST /_control/properties/{id}/content): to
+   * `revision`, or the next one. Its content is drawn again with the revision in the seed (a new
+   * headline, new reviews) and its `updatedAt` becomes `at`, so `updated_since` sees the change.
+   * Undefined for an unknown id.
+   */
+  reviseContent(id: number, at: Date, revision?: number): Property | undefined {
+    if (!this.has(id)) return undefined;
+    const next = revision ?? (this.revisions.get(id)?.revision ?? 0) + 1;
+    this.revisions.set(id, { revision: next, at });
+    this.properties.delete(id);
+    return this.property(id);
+  }
+
+  /** Forgets every content revision: each property is as the seed draws it again. */
+  clearRevisions(): void {
+    for (const id of this.revisions.keys()) this.properties.delete(id);
+    this.revisions.clear();
   }
 
   /** Rooms of a type still free on a night (YYYY-MM-DD), before bookings made in the simulator. */

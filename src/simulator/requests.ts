@@ -71,12 +71,17 @@ function checkStay(stay: { checkin: string; checkout: string }, ctx: z.Refinemen
   else if (nights > MAX_NIGHTS) ctx.addIssue({ code: 'custom', path: ['checkout'], message: `a stay is at most ${MAX_NIGHTS} nights` });
 }
 
+/** Amenity codes a property must all have: snake_case codes (no commas), at most MAX_AMENITIES. */
+export const MAX_AMENITIES = 50;
+const amenityCodes = z.array(z.string().regex(/^[a-z0-9_]{1,64}$/, 'expected an amenity code (a-z, 0-9, _)')).max(MAX_AMENITIES);
+
 export const availabilitySchema = z
   .strictObject({
     ...stayFields,
     property_ids: z.array(propertyId).max(MAX_IDS).optional(),
     city: z.string().min(1).max(100).optional(),
     star_rating_min: z.number().min(0).max(5).optional(),
+    amenities: amenityCodes.optional(),
     detail: z.enum(['lowest', 'rates']),
   })
   .superRefine(checkStay) satisfies z.ZodType<AvailabilityRequest>;
@@ -88,6 +93,7 @@ export const batchItemSchema = z
     property_ids: z.array(propertyId).min(1).max(MAX_IDS),
     city: z.string().min(1).max(100).optional(),
     star_rating_min: z.number().min(0).max(5).optional(),
+    amenities: amenityCodes.optional(),
     detail: z.enum(['lowest', 'rates']),
   })
   .superRefine(checkStay) satisfies z.ZodType<AvailabilityRequest>;
@@ -138,6 +144,9 @@ export const listQuerySchema = z.object({
   updated_since: z.iso.datetime({ offset: true }).optional(),
   include: z.literal('rooms').optional(),
 });
+
+/** POST /_control/properties/{id}/content: to this revision, or (empty body) the next one. */
+export const controlContentSchema = z.strictObject({ revision: z.number().int().min(0).max(1_000_000).optional() });
 
 export const controlStatusSchema = z.strictObject({
   // The statuses the property may report through the control route: the provider's, but cancelled.

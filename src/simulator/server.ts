@@ -8,7 +8,10 @@
  *
  *   POST /_control/bookings/{reference}/status  {status}   sets a booking's status as the property
  *        reports it (confirmed, pending, failed, checked_in, checked_out, no_show); stock follows
- *   POST /_control/reset                                   clears bookings, stock, price moves, stats
+ *   POST /_control/properties/{id}/content  {} or {revision} revises a property's content: drawn
+ *        again with the revision in its seed (a new headline, new reviews), its updated_at now
+ *   POST /_control/reset                                   clears bookings, stock, price moves, content
+ *        revisions, stats
  *   GET  /_control/stats                                   the request counters
  *
  * POST /availability/batch answers an item it cannot take (a bad stay, no property ids) with an
@@ -33,8 +36,9 @@ import {
   type UpstreamProperty,
 } from '../upstream/protocol.js';
 import { Dataset } from './dataset.js';
+import { findImage, ImageStore, isImageSize } from './images.js';
 import { inclusiveTotal, type QuoteView, SimulatorState, stayOf } from './state.js';
-import { MAX_IDS, SimulatorError, availabilityBatchSchema, availabilitySchema, batchItemSchema, batchSchema, body, bookSchema, changeQuoteSchema, controlStatusSchema, errorResponse, invalid, listQuerySchema, modifySchema, notFound, parse, pathId, priceCheckSchema } from './requests.js';
+import { MAX_IDS, SimulatorError, availabilityBatchSchema, availabilitySchema, batchItemSchema, batchSchema, body, bookSchema, changeQuoteSchema, controlContentSchema, controlStatusSchema, errorResponse, invalid, listQuerySchema, modifySchema, notFound, parse, pathId, priceCheckSchema } from './requests.js';
 import { availability, listProperties, locateRate, priceCheck, wireProperty } from './wire.js';
 
 export interface SimulatorOptions {
@@ -149,6 +153,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const onError = options.onError ?? ((error: unknown) => console.error('simulator: unexpected error', error));
   const stats = createStats();
   const holds = new Holds();
+  const images = new ImageStore();
   const app = new Hono<Env>();
 
   app.onError((error, c) => {
@@ -198,6 +203,19 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     const property = dataset.property(id);
     if (!property) throw notFound(`no property ${id}`);
     return c.json(wireProperty(property, true) satisfies UpstreamProperty);
+  });
+
+  // Every advertised image at every advertised size, drawn on first request; nothing else.
+  app.get('/images/:propertyId/:imageId/:file', (c) => {
+    const { propertyId: rawId, imageId, file } = c.req.param();
+    const size = file.endsWith('.png') ? file.slice(0, -'.png'.length) : '';
+    const property = /^[1-9]\d{0,8}$/.test(rawId) ? dataset.property(Number(rawId)) : undefined;
+    const image = property && findImage(property, imageId);
+    if (!property || !image || !isImageSize(size)) throw notFound(`no image ${c.req.path}`);
+    const encoded = images.get(property.id, image, size);
+    const headers = { 'Cache-Control': 'public, max-age=86400, immutable', ETag: encoded.etag };
+    if (c.req.header('if-none-match')?.split(',').some((tag) => tag.trim() === encoded.etag)) return c.body(null, 304, headers);
+    return c.body(new Uint8Array(encoded.bytes), 200, { ...headers, 'Content-Type': 'image/png' });
   });
 
   app.post('/properties/batch', async (c) => {
@@ -328,6 +346,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
 
   const reset = () => {
     state.reset();
+    dataset.clearRevisions();
     stats.reset();
   };
 
@@ -340,6 +359,14 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       const booking = state.setStatus(reference, status, clock());
       if (!booking) throw notFound(`no booking ${reference}`);
       return c.json(booking);
+    });
+
+    app.post('/_control/properties/:id/content', async (c) => {
+      const id = pathId(c.req.param('id'));
+      const { revision } = await body(c, controlContentSchema);
+      const property = dataset.reviseContent(id, clock(), revision);
+      if (!property) throw notFound(`no property ${id}`);
+      return c.json(wireProperty(property, true) satisfies UpstreamProperty);
     });
 
     app.post('/_control/reset', (c) => {

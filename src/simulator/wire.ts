@@ -8,10 +8,13 @@ import type {
   PropertyAvailability,
   PropertyPage,
   RoomOccupancy,
+  UpstreamAmenity,
+  UpstreamImage,
   UpstreamProperty,
   UpstreamRate,
 } from '../upstream/protocol.js';
-import type { Dataset, Night, Property } from './dataset.js';
+import type { Amenity, Dataset, Image, Night, Property } from './dataset.js';
+import { imageLinks } from './content.js';
 import { inclusiveTotal, type QuoteView, type RateRef, roomFits, type SimulatorState, stayOf } from './state.js';
 import { decodeCursor, encodeCursor, invalid, listQuerySchema, notFound, occupancy } from './requests.js';
 
@@ -20,7 +23,26 @@ import { decodeCursor, encodeCursor, invalid, listQuerySchema, notFound, occupan
 // ---------------------------------------------------------------------------------------------
 // Wire shapes
 
+/** An amenity as the wire spells it (names are the shared table's objects: copy nothing). */
+function wireAmenity(a: Amenity): UpstreamAmenity {
+  return { code: a.code, group: a.group, name: a.name };
+}
+
+/** An image with one link per size of IMAGE_SIZES at the simulator's image route. */
+export function wireImage(propertyId: number, image: Image): UpstreamImage {
+  return { id: image.id, category: image.category, hero: image.hero, caption: image.caption, links: imageLinks(propertyId, image.id) };
+}
+
+/** The property's hero image, or null when it has none. */
+export function heroImageOf(p: Property): UpstreamImage | null {
+  const hero = p.images.find((i) => i.hero);
+  return hero ? wireImage(p.id, hero) : null;
+}
+
 export function wireProperty(p: Property, withRooms: boolean): UpstreamProperty {
+  const d = p.descriptions;
+  const checkin = p.checkin;
+  const policies = p.policies;
   const property: UpstreamProperty = {
     id: p.id,
     name: p.name,
@@ -32,6 +54,17 @@ export function wireProperty(p: Property, withRooms: boolean): UpstreamProperty 
     longitude: p.longitude,
     timezone: p.timezone,
     updated_at: p.updatedAt.toISOString(),
+    descriptions: { headline: d.headline, general: d.general, location: d.location, rooms: d.rooms, dining: d.dining, amenities: d.amenities },
+    amenities: p.amenities.map(wireAmenity),
+    images: p.images.map((i) => wireImage(p.id, i)),
+    checkin: { begin_time: checkin.beginTime, end_time: checkin.endTime, min_age: checkin.minAge, instructions: checkin.instructions },
+    checkout: { time: p.checkout.time },
+    policies: { children: policies.children, pets: policies.pets, extra_beds: policies.extraBeds, know_before_you_go: policies.knowBeforeYouGo },
+    phone: p.phone,
+    chain: p.chain && { id: p.chain.id, name: p.chain.name },
+    brand: p.brand && { id: p.brand.id, name: p.brand.name },
+    spoken_languages: [...p.spokenLanguages],
+    review: p.review && { score: p.review.score, count: p.review.count },
   };
   if (withRooms) {
     property.room_types = p.roomTypes.map((r) => ({
@@ -39,7 +72,18 @@ export function wireProperty(p: Property, withRooms: boolean): UpstreamProperty 
       property_id: r.propertyId,
       name: r.name,
       max_occupancy: r.maxOccupancy,
-      bed_groups: r.bedGroups.map((b) => ({ ...b })),
+      occupancy: {
+        max_total: r.occupancy.maxTotal,
+        max_adults: r.occupancy.maxAdults,
+        max_children: r.occupancy.maxChildren,
+        age_categories: r.occupancy.ageCategories.map((a) => ({ category: a.category, min_age: a.minAge, max_age: a.maxAge })),
+      },
+      bed_groups: r.bedGroups.map((b) => ({ id: b.id, description: b.description })),
+      descriptions: { overview: r.descriptions.overview },
+      area_sqm: r.areaSqm,
+      views: [...r.views],
+      amenities: r.amenities.map(wireAmenity),
+      images: r.images.map((i) => wireImage(p.id, i)),
       rate_plans: r.ratePlans.map((rp) => ({
         id: rp.id,
         roomtype_id: rp.roomtypeId,
@@ -47,6 +91,7 @@ export function wireProperty(p: Property, withRooms: boolean): UpstreamProperty 
         meal_plan: rp.mealPlan,
         refundable: rp.refundable,
         cancellation_policy: rp.cancellationPolicy,
+        amenities: rp.amenities.map(wireAmenity),
       })),
     }));
   }
@@ -78,8 +123,11 @@ export function availability(state: SimulatorState, request: AvailabilityRequest
   const dataset = state.dataset;
   const nights = stayOf(request.checkin, request.checkout);
   const city = request.city?.toLowerCase();
+  const amenities = request.amenities?.length ? request.amenities : undefined;
   const wanted = (p: Property) =>
-    (city === undefined || p.city.toLowerCase() === city) && (request.star_rating_min === undefined || p.starRating >= request.star_rating_min);
+    (city === undefined || p.city.toLowerCase() === city) &&
+    (request.star_rating_min === undefined || p.starRating >= request.star_rating_min) &&
+    (amenities === undefined || amenities.every((code) => p.amenities.some((a) => a.code === code)));
   const results: PropertyAvailability[] = [];
   for (const id of propertyIds(dataset, request.property_ids)) {
     const property = request.property_ids ? dataset.property(id) : dataset.scanProperty(id);
@@ -122,6 +170,8 @@ function propertyAvailability(
     name: property.name,
     city: property.city,
     star_rating: property.starRating,
+    hero_image: heroImageOf(property),
+    amenity_codes: property.amenities.map((a) => a.code),
     available,
     rates,
   };

@@ -40,7 +40,8 @@ const text = z
 const amenity = z.object({ code: z.string().regex(/^[a-z0-9_]{1,64}$/), group: z.enum(AMENITY_GROUPS), name: text });
 
 /** Only paths of the provider's own image route: the service fetches nothing else. */
-const imagePath = z.string().regex(/^\/images\/\d{1,9}\/[A-Za-z0-9_-]{1,64}\/[a-z]{1,16}\.png$/);
+export const IMAGE_PATH = /^\/images\/\d{1,9}\/[A-Za-z0-9_-]{1,64}\/[a-z]{1,16}\.png$/;
+const imagePath = z.string().regex(IMAGE_PATH);
 
 const image = z.object({
   id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),

@@ -10,9 +10,9 @@ import {
   type RetryPolicy,
 } from 'cockatiel';
 import type { Logger } from 'pino';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { answers } from './answers.js';
+import { answers, IMAGE_PATH } from './answers.js';
 import { UpstreamError } from '../services/kernel/index.js';
 import type {
   AvailabilityBatchRequest,
@@ -68,7 +68,19 @@ interface Call {
   expected?: number[];
   /** The shape of a 2xx answer. */
   answer: z.ZodType;
+  /** A 2xx answer is bytes of these content types (an image), not JSON: read whole, up to `maxBytes`. */
+  binary?: { type: RegExp; maxBytes: number };
 }
+
+/** An image as the provider serves it. */
+export interface ImageBytes {
+  bytes: Buffer;
+  /** As the provider sent it (image/png). */
+  contentType: string;
+}
+
+/** The largest image the service reads from the provider; a larger one is a provider fault. */
+export const MAX_IMAGE_BYTES = 8 * 1024 * 1024;
 
 /** A failure of the provider itself (network, deadline, 5xx, nonsense), as opposed to an answer. */
 class ProviderFault extends Error {
@@ -284,6 +296,27 @@ export class UpstreamClient {
     return status === 404 ? null : body;
   }
 
+  /**
+   * An image at its provider path (`/images/{property_id}/{image_id}/{size}.png`, as the answers'
+   * image links give it; no other path is fetched): its bytes and content type (image/png), or
+   * undefined when the provider has no such image (404). A read with the content deadline, retries
+   * and the breaker of any other content call.
+   */
+  async getImage(path: string, options: CallOptions = {}): Promise<ImageBytes | undefined> {
+    if (!IMAGE_PATH.test(path)) throw new TypeError(`not a provider image path: ${path}`);
+    const call: Call = {
+      method: 'GET',
+      path,
+      deadline: 'content',
+      idempotent: true,
+      expected: [404],
+      answer: answers.error,
+      binary: { type: /^image\/png(;|$)/i, maxBytes: MAX_IMAGE_BYTES },
+    };
+    const { status, body } = await this.send<ImageBytes>(call, options);
+    return status === 404 ? undefined : body;
+  }
+
   /** For /readyz: answers within the content deadline, never throws; bypasses the breaker. */
   async ping(): Promise<boolean> {
     try {
@@ -344,7 +377,7 @@ export class UpstreamClient {
   private async attempt<T>(pool: Pool, call: Call, options: CallOptions, signal: AbortSignal, deadlineMs: number) {
     if (signal.aborted) throw this.abortFault(options, deadlineMs);
     this.calls++;
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept: call.binary ? 'image/png' : 'application/json' };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
     if (options.scenario) headers['x-test-scenario'] = options.scenario;
     let res;
@@ -364,6 +397,7 @@ export class UpstreamClient {
       await res.body.dump().catch(() => undefined);
       throw new ProviderFault(`status ${res.statusCode}`, true);
     }
+    if (call.binary && res.statusCode < 300) return { status: res.statusCode, body: (await this.readBinary(res, call.binary, options, signal, deadlineMs)) as T };
     let body: unknown;
     try {
       body = await res.body.json();
@@ -383,6 +417,31 @@ export class UpstreamClient {
       throw new ProviderFault(`answer (${res.statusCode}) does not fit the protocol: ${parsed.error.issues[0]?.message ?? ''}`, false);
     }
     return { status: res.statusCode, body: parsed.data as T };
+  }
+
+  /** A binary answer read whole, refused when it is not of the expected type or larger than allowed. */
+  private async readBinary(res: Dispatcher.ResponseData, binary: NonNullable<Call['binary']>, options: CallOptions, signal: AbortSignal, deadlineMs: number): Promise<ImageBytes> {
+    const contentType = String(res.headers['content-type'] ?? '');
+    const declared = Number(res.headers['content-length'] ?? 0);
+    if (!binary.type.test(contentType) || declared > binary.maxBytes) {
+      await res.body.dump().catch(() => undefined);
+      throw new ProviderFault(`answer (${res.statusCode}) of type "${contentType}" and ${declared || 'unknown'} bytes does not fit the protocol`, false);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        // Leaving the loop destroys the rest of the answer.
+        if (size > binary.maxBytes) throw new ProviderFault(`answer (${res.statusCode}) is over ${binary.maxBytes} bytes`, false);
+        chunks.push(chunk);
+      }
+    } catch (error) {
+      if (error instanceof ProviderFault) throw error;
+      if (signal.aborted) throw this.abortFault(options, deadlineMs);
+      throw new ProviderFault(`unreadable answer (${res.statusCode}): ${(error as Error).message}`, false);
+    }
+    return { bytes: Buffer.concat(chunks, size), contentType };
   }
 
   private abortFault(options: CallOptions, deadlineMs: number): Error {

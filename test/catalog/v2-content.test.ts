@@ -51,6 +51,12 @@ async function walk(query: string, perPage: number): Promise<{ ids: string[]; pa
   return { ids, pages };
 }
 
+/** The fields of a property on REST (rest-adapters/wire/properties.ts). */
+const PROPERTY_FIELDS = [
+  'id', 'name', 'city', 'country', 'address', 'star_rating', 'latitude', 'longitude', 'timezone', 'updated_at',
+  'descriptions', 'amenities', 'images', 'checkin', 'checkout', 'policies', 'phone', 'chain', 'brand', 'spoken_languages', 'review',
+].sort();
+
 const allIds = Array.from({ length: 500 }, (_, i) => String(i + 1));
 
 describe('GET /api/channel/v2/properties', () => {
@@ -60,7 +66,7 @@ describe('GET /api/channel/v2/properties', () => {
     expect(body.properties.map((p) => p.id)).toEqual(allIds.slice(0, 20));
     expect(typeof body.next_page_token).toBe('string');
     const p = data.property(1)!;
-    expect(body.properties[0]).toEqual({
+    expect(body.properties[0] as Record<string, unknown>).toMatchObject({
       id: '1',
       name: p.name,
       city: p.city,
@@ -72,6 +78,7 @@ describe('GET /api/channel/v2/properties', () => {
       timezone: p.timezone,
       updated_at: p.updatedAt.toISOString(),
     });
+    expect(Object.keys(body.properties[0]!).sort()).toEqual(PROPERTY_FIELDS);
   });
 
   it('visits every property exactly once, in id order, when following page tokens', async () => {
@@ -198,7 +205,8 @@ describe('GET /api/channel/v2/properties/{id} and /roomtypes', () => {
     const res = await get('/properties/7');
     expect(res.status).toBe(200);
     const p = data.property(7)!;
-    expect(await res.json()).toEqual({
+    const body = await res.json();
+    expect(body).toMatchObject({
       id: '7',
       name: p.name,
       city: p.city,
@@ -210,14 +218,26 @@ describe('GET /api/channel/v2/properties/{id} and /roomtypes', () => {
       timezone: p.timezone,
       updated_at: p.updatedAt.toISOString(),
     });
+    expect(Object.keys(body).sort()).toEqual(PROPERTY_FIELDS);
+    // The v1 shape, with the id as a string.
+    const v1 = (await (await t.request('/channel/v1/properties/7', { headers: apiKey(creds) })).json()).data;
+    expect(body).toEqual({ ...v1, id: '7' });
   });
 
-  it('lists room types with string ids', async () => {
+  it('lists room types with string ids, in the provider\'s ko-KR texts by default', async () => {
     const res = await get('/properties/3/roomtypes');
     expect(res.status).toBe(200);
-    const p = data.property(3)!;
-    expect(await res.json()).toEqual(
-      p.roomTypes.map((r) => ({ id: r.id, property_id: '3', name: r.name, max_occupancy: r.maxOccupancy, bed_groups: r.bedGroups })),
+    const provider = (await t.service.deps.upstream.getProperty(3))!;
+    expect(await res.json()).toMatchObject(
+      provider.room_types!.map((r) => ({
+        id: r.id,
+        property_id: '3',
+        name: r.name['ko-KR'],
+        max_occupancy: r.max_occupancy,
+        bed_groups: r.bed_groups.map((b) => ({ id: b.id, description: b.description['ko-KR'] })),
+        area: { square_meters: r.area_sqm },
+        views: r.views,
+      })),
     );
   });
 

@@ -146,6 +146,7 @@ describe('GraphiQL in Chromium, offline', () => {
     expect(await page.locator('.graphiql-tab-button').allTextContents()).toEqual([
       'Channel',
       'Search',
+      'PropertyPage',
       'PropertyRates',
       'PriceCheck',
       'Book',
@@ -159,7 +160,7 @@ describe('GraphiQL in Chromium, offline', () => {
 
   it('suggests `channel` for `{ chan` and Ctrl-Space', async () => {
     await page.locator('.graphiql-tab-add').click();
-    await expect.poll(() => page.locator('.graphiql-tab-button').count(), { timeout: STEP_MS }).toBe(8);
+    await expect.poll(() => page.locator('.graphiql-tab-button').count(), { timeout: STEP_MS }).toBe(9);
     await page.locator(`${QUERY_EDITOR} .view-lines`).click();
     await page.keyboard.press('Control+A');
     await page.keyboard.press('Delete');
@@ -169,7 +170,7 @@ describe('GraphiQL in Chromium, offline', () => {
     await expect.poll(() => suggestions.locator('.label-name').allTextContents(), { timeout: STEP_MS }).toContain('channel');
     await page.keyboard.press('Escape');
     await page.locator('.graphiql-tab-active .graphiql-tab-close').click();
-    await expect.poll(() => page.locator('.graphiql-tab-button').count(), { timeout: STEP_MS }).toBe(7);
+    await expect.poll(() => page.locator('.graphiql-tab-button').count(), { timeout: STEP_MS }).toBe(8);
   }, TEST_MS);
 
   it("runs the default query with the key from the headers pane and shows the channel's data", async () => {

@@ -7,6 +7,7 @@ import {
   DEFAULT_QUERY,
   HEADERS_PLACEHOLDER,
   PRICE_CHECK,
+  PROPERTY_PAGE,
   PROPERTY_RATES,
   SEARCH,
   exampleTabs,
@@ -33,17 +34,18 @@ function operationOf(query: string): OperationDefinitionNode {
 
 describe('GraphiQL examples against the schema', () => {
   it('one tab per step of the journey, the default query first, each with the key placeholder', () => {
-    expect(tabs.map((tab) => tab.query)).toEqual([DEFAULT_QUERY, SEARCH, PROPERTY_RATES, PRICE_CHECK, BOOK, CANCEL, BOOKING_EVENTS]);
+    expect(tabs.map((tab) => tab.query)).toEqual([DEFAULT_QUERY, SEARCH, PROPERTY_PAGE, PROPERTY_RATES, PRICE_CHECK, BOOK, CANCEL, BOOKING_EVENTS]);
     expect(tabs.map((tab) => operationOf(tab.query).name?.value)).toEqual([
       'Channel',
       'Search',
+      'PropertyPage',
       'PropertyRates',
       'PriceCheck',
       'Book',
       'Cancel',
       'BookingEvents',
     ]);
-    expect(tabs.map((tab) => operationOf(tab.query).operation)).toEqual(['query', 'query', 'query', 'query', 'mutation', 'mutation', 'subscription']);
+    expect(tabs.map((tab) => operationOf(tab.query).operation)).toEqual(['query', 'query', 'query', 'query', 'query', 'mutation', 'mutation', 'subscription']);
     for (const tab of tabs) expect(JSON.parse(tab.headers!)).toEqual({ 'X-Api-Key': '<your API key>' });
   });
 
@@ -90,13 +92,19 @@ describe('the booking journey, run through the examples', () => {
   };
   const variablesOf = (query: string) => JSON.parse(tabs.find((tab) => tab.query === query)!.variables ?? '{}') as Record<string, any>;
 
-  it('channel -> search -> property rates -> price check -> book -> cancel', async () => {
+  it('channel -> search -> property page -> property rates -> price check -> book -> cancel', async () => {
     expect((await run(DEFAULT_QUERY)).channel).toMatchObject({ userId: creds.user_id, name: 'Journey' });
 
     const search = variablesOf(SEARCH);
     const found = (await run(SEARCH, search)).availability.edges.map((e: { node: unknown }) => e.node) as { property: { id: string }; available: boolean }[];
     const candidates = [variablesOf(PROPERTY_RATES).id, ...found.filter((item) => item.available).map((item) => item.property.id)];
     expect(candidates.length).toBeGreaterThan(1);
+
+    // The page of the first one, in English, its hero at the large size on this service.
+    const page = (await run(PROPERTY_PAGE, { ...variablesOf(PROPERTY_PAGE), id: candidates[0] })).property;
+    expect(page.descriptions.headline).not.toBe('');
+    expect(page.heroImage.links).toEqual([{ width: 1280, height: 853, href: expect.stringMatching(/^http:\/\/channel\.test\/images\/\d+\/[^/]+\/large\.png$/) }]);
+    expect(page.roomTypes.length).toBeGreaterThan(0);
 
     let bookToken: string | undefined;
     for (const id of candidates) {

@@ -93,6 +93,21 @@ const BOOKINGS = `query Dashboard($first: Int, $status: BookingStatus) {
 const cases: Case[] = [
   { name: 'the bench query (property and its room types)', query: () => PROPERTY, variables: () => ({ id: propertyId }), jit: true },
   { name: 'a property that does not exist', query: () => PROPERTY, variables: () => ({ id: '987654321' }), jit: true },
+  {
+    name: 'a property page in the language of @inContext (a variable): texts, images with sizes, rooms',
+    query: () => `query($id: ID!, $language: Language!) @inContext(language: $language) { property(id: $id) {
+      descriptions { headline dining } policies { pets } amenities { code name } heroImage(sizes: [MEDIUM]) { caption links { size width href } }
+      roomTypes { name areaSqm views bedGroups { description } occupancy { maxTotal ageCategories { category minAge maxAge } } ratePlans { name amenities { name } } } } }`,
+    variables: () => ({ id: propertyId, language: 'ZH_CN' }),
+    jit: true,
+  },
+  {
+    name: 'a language of @inContext graphql-js refuses (a variable) on a compiled document',
+    query: () => `query($id: ID!, $language: Language!) @inContext(language: $language) { property(id: $id) { descriptions { headline } } }`,
+    variables: () => ({ id: propertyId, language: 'zh-CN' }),
+    warm: () => ({ id: propertyId, language: 'JA_JP' }),
+    jit: true,
+  },
   { name: 'a variable of the wrong type on a compiled document', query: () => PROPERTY, variables: () => ({ id: { a: 1 } }), warm: () => ({ id: propertyId }), jit: true },
   { name: 'a missing required variable on a compiled document', query: () => PROPERTY, variables: () => ({}), warm: () => ({ id: propertyId }), jit: true },
   { name: 'a null required variable on a compiled document', query: () => PROPERTY, variables: () => ({ id: null }), warm: () => ({ id: propertyId }), jit: true },

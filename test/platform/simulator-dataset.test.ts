@@ -55,9 +55,18 @@ describe('simulator dataset', () => {
   it('keeps the figures it has always generated (pinned: a change here changes every market)', () => {
     const p = data.property(3)!;
     expect([p.name, p.address, p.updatedAt.toISOString()]).toEqual(['Blossom Suites Tokyo', '199 Shinjuku, Tokyo', '2026-02-02T16:22:04.133Z']);
-    expect(p.roomTypes.map((r) => [r.id, r.basePrice, r.inventory, r.ratePlans.map((rp) => rp.name)])).toEqual([
-      ['3-r1', 50300, 16, ['Flexible stay, breakfast', 'Non-refundable, half board']],
-      ['3-r2', 75900, 16, ['Flexible stay, room only']],
+    // Rate plan names say their policy and meal plan (issue 19); the figures are as they always were.
+    expect(p.roomTypes.map((r) => [r.id, r.basePrice, r.inventory, r.ratePlans.map((rp) => [rp.name['en-US'], rp.cancellationPolicy, rp.mealPlan])])).toEqual([
+      [
+        '3-r1',
+        50300,
+        16,
+        [
+          ['Partially refundable, breakfast included', 'moderate', 'breakfast'],
+          ['Non-refundable, half board', 'non_refundable', 'half_board'],
+        ],
+      ],
+      ['3-r2', 75900, 16, [['Free cancellation, room only', 'flexible', 'room_only']]],
     ]);
     const room = p.roomTypes[0]!;
     const figures = ['2027-03-03', '2027-03-05', '2027-07-15', '2027-12-31'].map((night) => [

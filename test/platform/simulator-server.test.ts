@@ -135,6 +135,7 @@ describe('GET /properties', () => {
       meal_plan: p.roomTypes[0]!.ratePlans[0]!.mealPlan,
       refundable: p.roomTypes[0]!.ratePlans[0]!.refundable,
       cancellation_policy: p.roomTypes[0]!.ratePlans[0]!.cancellationPolicy,
+      amenities: p.roomTypes[0]!.ratePlans[0]!.amenities.map((a) => ({ code: a.code, group: a.group, name: a.name })),
     });
   });
 

@@ -357,7 +357,7 @@ describe('AvailabilityCache', () => {
       city: 'Seoul',
       star_rating: 3,
       hero_image: null,
-      amenity_codes: [],
+      amenity_codes: ['free_wifi'],
       available: true,
       rates: [{ rateplan_id: 'r', roomtype_id: 'rt', available_rooms: 1, nights: [], total_base: 1000 + i, total_tax_and_fees: 200 }],
     })),

@@ -1,6 +1,7 @@
 import { priceCheck, propertyAvailability, searchAvailability, searchRates } from '../../../src/services/search/index.js';
 import { ok } from '../../envelope.js';
 import { servedIn } from '../../language.js';
+import { wireOptions } from '../../wire/properties.js';
 import type { AppRouteHandler } from '../../env.js';
 import type { multiRoute, priceCheckRoute, ratesRoute, singleRoute } from './routes.js';
 import { contextToWire, offersToWire, paginationToWire, priceCheckToWire, searchItemToWire } from './wire.js';
@@ -9,8 +10,7 @@ import { contextToWire, offersToWire, paginationToWire, priceCheckToWire, search
 
 export const multi: AppRouteHandler<typeof multiRoute> = async (c) => {
   const q = c.req.valid('query');
-  const ctx = c.get('ctx');
-  const { context, page } = await searchAvailability(ctx, {
+  const { context, page } = await searchAvailability(c.get('ctx'), {
     checkin: q.checkin,
     checkout: q.checkout,
     adults: q.adults,
@@ -28,9 +28,9 @@ export const multi: AppRouteHandler<typeof multiRoute> = async (c) => {
     page: q.page,
     perPage: q.per_page,
   });
-  // Captions in the request's language (Accept-Language).
-  const language = servedIn(c);
-  const items = page.items.map((i) => searchItemToWire(i, language, ctx.publicOrigin));
+  // Captions in the request's language (Accept-Language; servedIn), links on the service's origin.
+  const options = wireOptions(c);
+  const items = page.items.map((i) => searchItemToWire(i, options));
   return ok(c, items, 200, { search_context: contextToWire(context), pagination: paginationToWire(page) });
 };
 

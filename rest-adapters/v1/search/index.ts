@@ -2,7 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { HttpEnv } from '../../env.js';
 import * as handlers from './handlers.js';
 import * as routes from './routes.js';
-import { ImageWire } from '../../wire/images.js';
+import { ImageWire } from '../../wire/properties.js';
 
 /**
  * v1 search (docs/spec/channel-api.md §4.4): many properties, one property with price_check_tokens, detailed rates.

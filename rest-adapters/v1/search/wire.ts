@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { CANCELLATION_POLICY_TYPES, amountToNumber, CURRENCIES, type Language } from '../../../src/services/kernel/index.js';
+import { CANCELLATION_POLICY_TYPES, amountToNumber, CURRENCIES } from '../../../src/services/kernel/index.js';
 import {
   MAX_AMENITY_FILTER,
   searchRules,
@@ -13,7 +13,7 @@ import {
   type SearchItem,
 } from '../../../src/services/search/index.js';
 import { intParam, listParam, numberParam, occupancyListParam, propertyIdListParam } from '../../params.js';
-import { imageToWire, ImageWire } from '../../wire/images.js';
+import { imageToWire, ImageWire, type WireOptions } from '../../wire/properties.js';
 
 /**
  * The wire shapes of v1 search (docs/spec/channel-api.md §4.4) and their mappers. Amounts are numbers in the request currency's minor units (KRW has none); the channel is billed
@@ -237,14 +237,14 @@ export function offersToWire(o: PropertyOffers): z.infer<typeof PropertyAvailabi
   };
 }
 
-/** A search result, its hero image's caption in `language` and links on `origin` (ctx.publicOrigin). */
-export function searchItemToWire(i: SearchItem, language: Language, origin: string): z.infer<typeof SearchItemWire> {
+/** A search result, its hero image's caption in the served language and links on the service's origin. */
+export function searchItemToWire(i: SearchItem, options: WireOptions): z.infer<typeof SearchItemWire> {
   return {
     property_id: i.propertyId,
     name: i.name,
     city: i.city,
     star_rating: i.starRating,
-    hero_image: i.heroImage && imageToWire(i.heroImage, language, origin, i.propertyId),
+    hero_image: i.heroImage && imageToWire(i.propertyId, i.heroImage, options),
     amenities: [...i.amenityCodes],
     lowest_nightly_price: i.lowestNightlyPrice === null ? null : amountToNumber(i.lowestNightlyPrice),
     lowest_total_price: i.lowestTotalPrice === null ? null : amountToNumber(i.lowestTotalPrice),

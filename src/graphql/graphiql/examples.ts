@@ -1,6 +1,6 @@
 /**
  * The operations GraphiQL opens with: the default query, then one tab per step of a partner's
- * booking journey (search -> one property's rates -> price check -> book -> cancel) and the live
+ * booking journey (search -> a property's page -> its rates -> price check -> book -> cancel) and the live
  * booking events. Every document is written against the schema as it is (schema.graphql);
  * test/graphql/graphiql-examples.test.ts parses and validates each one, with its variables, so a
  * schema change that breaks an example fails there. Port them here, in one place.
@@ -25,8 +25,8 @@ export const DEFAULT_QUERY = /* GraphQL */ `# Welcome to the Channel API.
 #    Ctrl-Space suggests fields; Docs lists every type.
 #
 # The other tabs walk through a booking: search,
-# a property's rates, price check, book, cancel,
-# and live booking events.
+# a property's page and its rates, price check,
+# book, cancel, and live booking events.
 query Channel {
   channel {
     userId
@@ -64,6 +64,78 @@ query Search($input: AvailabilitySearchInput!, $first: Int, $after: String) {
           name
           city
           starRating
+        }
+      }
+    }
+  }
+}
+`;
+
+/** A property page: its content in one language (the @inContext directive), images at the sizes asked for. */
+export const PROPERTY_PAGE = /* GraphQL */ `# A property's page: texts in the language of
+# @inContext (KO_KR, EN_US, JA_JP, ZH_CN; without it,
+# your Accept-Language header), images at the sizes
+# you ask for (THUMBNAIL 200, MEDIUM 640, LARGE 1280 px).
+query PropertyPage($id: ID!) @inContext(language: EN_US) {
+  property(id: $id) {
+    name
+    starRating
+    descriptions {
+      headline
+      general
+    }
+    heroImage(sizes: [LARGE]) {
+      caption
+      links {
+        width
+        height
+        href
+      }
+    }
+    images(sizes: [THUMBNAIL]) {
+      category
+      caption
+      links {
+        href
+      }
+    }
+    amenities {
+      code
+      group
+      name
+    }
+    checkin {
+      beginTime
+      endTime
+      minAge
+    }
+    checkout {
+      time
+    }
+    policies {
+      children
+      pets
+    }
+    roomTypes {
+      name
+      areaSqm
+      views
+      bedGroups {
+        description
+      }
+      occupancy {
+        maxAdults
+        maxChildren
+      }
+      images(sizes: [MEDIUM]) {
+        links {
+          href
+        }
+      }
+      ratePlans {
+        name
+        amenities {
+          name
         }
       }
     }
@@ -222,6 +294,7 @@ export function exampleTabs(today: Date = new Date()): ExampleTab[] {
   return [
     { query: DEFAULT_QUERY },
     { query: SEARCH, variables: json({ input: { ...stay, adults: 2, city: 'Seoul' }, first: 10 }) },
+    { query: PROPERTY_PAGE, variables: json({ id: '1' }) },
     { query: PROPERTY_RATES, variables: json({ id: '1', stay: { ...stay, adults: 2 } }) },
     { query: PRICE_CHECK, variables: json({ token: '<priceCheckToken from PropertyRates>' }) },
     {
