@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
+import { textIn } from '../../src/services/kernel/index.js';
 import { Dataset } from '../../src/simulator/dataset.js';
 import { day } from '../helpers/flow.js';
 import { edgesNodes, gql } from '../helpers/graphql.js';
@@ -37,7 +38,8 @@ describe('Query.property and Query.properties', () => {
       roomTypes: p.roomTypes.map((r) => ({
         roomtypeId: r.id,
         maxOccupancy: r.maxOccupancy,
-        bedGroups: r.bedGroups,
+        // Served in ko-KR when the operation names no language.
+        bedGroups: r.bedGroups.map((b) => ({ id: b.id, description: textIn(b.description, 'ko-KR') })),
         ratePlans: r.ratePlans.map((rp) => ({
           rateplanId: rp.id,
           mealPlan: screaming(rp.mealPlan),

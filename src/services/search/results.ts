@@ -67,7 +67,7 @@ interface Ordered {
  * properties read in one currency and order holds about 520 KB measured, 580 KB estimated (a
  * hero image about 650 bytes a row, its codes about 80).
  */
-const BYTES = { answer: 256, row: 160, item: 130, ordered: 16, image: 200, link: 80, codes: 32, string: 24 } as const;
+const BYTES = { answer: 256, row: 160, item: 130, ordered: 16, image: 200, link: 80, codes: 24, string: 24 } as const;
 
 /** Estimated heap bytes of a row's hero image and amenity codes (two bytes a character: captions are often not Latin-1). */
 function contentBytes(image: Image | null, codes: readonly string[]): number {
