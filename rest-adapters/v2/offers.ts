@@ -4,7 +4,7 @@ import { searchRules } from '../../src/services/search/index.js';
 import { v2Availability, v2PriceCheck } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
-import { servedIn, SERVED_IN_HEADERS } from '../language.js';
+import { acceptLanguageParameter, servedIn, SERVED_IN_HEADERS } from '../language.js';
 import { v2ScopedRoute } from '../routing.js';
 import { occupancyListParam, propertyIdListParam } from '../params.js';
 import { availabilityWire, priceCheckWire } from './links.js';
@@ -127,6 +127,7 @@ const availabilityRoute = v2ScopedRoute('search.availability', {
   tags: ['Booking flow'],
   summary: 'Step 1: rates of several properties, each bookable one with price-check links',
   description: 'Properties the provider does not know are left out. Price-check links expire 30 minutes after this call.',
+  parameters: [acceptLanguageParameter],
   request: { query: AvailabilityQuery },
   responses: {
     200: {

@@ -276,6 +276,23 @@ describe('language on the search routes', () => {
     expect(ja).not.toEqual(ko);
   });
 
+  it('every search route documents Accept-Language, and the Content-Language and Vary of its answer', async () => {
+    const v1 = await json(await t.request('/channel/v1/openapi.json'));
+    const v2 = await json(await t.request('/api/channel/v2/openapi.json'));
+    const operations: [Json, string, string][] = [
+      [v1, '/search/availability', 'get'],
+      [v1, '/search/availability/{propertyId}', 'get'],
+      [v1, '/search/rates', 'get'],
+      [v1, '/search/rates/batch', 'post'],
+      [v2, '/properties/availability', 'get'],
+    ];
+    for (const [doc, path, method] of operations) {
+      const op = doc.paths[path][method];
+      expect(op.parameters.find((p: Json) => p.name === 'Accept-Language'), path).toMatchObject({ in: 'header', required: false });
+      expect(Object.keys(op.responses['200'].headers), path).toEqual(expect.arrayContaining(['Content-Language', 'Vary']));
+    }
+  });
+
   it("v2 availability: its language parameter wins over Accept-Language", async () => {
     const res = await get(`/api/channel/v2/properties/availability?${STAY}&occupancy=2&property_id=1&language=ja-JP`, { 'accept-language': 'en-US' });
     const body = await json(res);

@@ -3,7 +3,7 @@ import { BATCH_RATES_MAX_ITEMS, batchRates, itemFieldNames, readBatchItems, sear
 import { CURRENCIES, UpstreamError, ValidationError } from '../../../src/services/kernel/index.js';
 import { ErrorEnvelope, errorResponses, Meta, ok } from '../../envelope.js';
 import type { HttpEnv } from '../../env.js';
-import { servedIn, SERVED_IN_HEADERS } from '../../language.js';
+import { acceptLanguageParameter, servedIn, SERVED_IN_HEADERS } from '../../language.js';
 import { scopedRoute } from '../../routing.js';
 import { chargeItems } from '../../rateLimit.js';
 import { offersToWire, PropertyAvailabilityWire } from './wire.js';
@@ -98,6 +98,7 @@ const batchRoute = scopedRoute('search.batchRates', {
     '(no items array, more than 50, an unknown currency or field); 502 when the provider fails the round trip. ' +
     'A batch costs 1 rate-limit point per item (the X-RateLimit-* headers count them); one that does not fit in ' +
     'what is left of the window is refused whole with 429.',
+  parameters: [acceptLanguageParameter],
   request: { body: { required: true, content: { 'application/json': { schema: BatchRatesRequestWire } } } },
   responses: {
     200: {

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { CURRENCIES, NotFoundError, TokenExpiredError, UpstreamError, ValidationError } from '../../../src/services/kernel/index.js';
 import { searchRules } from '../../../src/services/search/index.js';
 import { errorResponses, Meta } from '../../envelope.js';
-import { SERVED_IN_HEADERS } from '../../language.js';
+import { acceptLanguageParameter, SERVED_IN_HEADERS } from '../../language.js';
 import { scopedRoute } from '../../routing.js';
 import { idParam, intParam, listParam } from '../../params.js';
 import { MultiQuery, Pagination, PriceCheckWire, PropertyAvailabilityWire, SearchContextWire, SearchItemWire, stayQuery } from './wire.js';
@@ -14,6 +14,7 @@ export const multiRoute = scopedRoute('search.availability', {
   path: '/search/availability',
   tags: ['Search'],
   summary: 'Availability and lowest prices of many properties',
+  parameters: [acceptLanguageParameter],
   request: { query: MultiQuery },
   responses: {
     200: {
@@ -34,6 +35,7 @@ export const singleRoute = scopedRoute('search.propertyAvailability', {
   path: '/search/availability/{propertyId}',
   tags: ['Search'],
   summary: 'Rates of one property, each with a price_check_token',
+  parameters: [acceptLanguageParameter],
   request: {
     params: z.object({ propertyId: idParam.openapi({ param: { name: 'propertyId', in: 'path' }, type: 'integer' }) }),
     query: z.object({
@@ -63,6 +65,7 @@ export const ratesRoute = scopedRoute('search.rates', {
   tags: ['Search'],
   summary: 'Detailed rates of one property (nightly lines), the second search step',
   description: 'Without dates: tomorrow in the property\'s time zone, one night. Without adults: 2.',
+  parameters: [acceptLanguageParameter],
   request: {
     query: z.object({
       property_id: idParam.openapi({ type: 'integer' }),
