@@ -100,6 +100,19 @@ describe('v1 search items: hero image and amenity codes', () => {
     }
   });
 
+  it("links an image that loads without credentials, at each link's advertised pixel size", async () => {
+    const body = await json(await get(`/search/availability?${STAY}&adults=2&per_page=1`));
+    for (const size of IMAGE_SIZES) {
+      const link = body.data[0].hero_image.links[size];
+      const res = await t.request(link.href.slice(ORIGIN.length));
+      expect(res.status, link.href).toBe(200);
+      expect(res.headers.get('content-type')).toBe('image/png');
+      const png = Buffer.from(await res.arrayBuffer());
+      // The PNG header (IHDR) holds the width and height, big-endian, at bytes 16 and 20.
+      expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([link.width, link.height]);
+    }
+  });
+
   it('caption the hero image in the language asked for', async () => {
     const body = await json(await get(`/search/availability?${STAY}&adults=2&per_page=3`, { 'accept-language': 'ja-JP' }));
     for (const item of body.data) {
