@@ -275,6 +275,9 @@ async function measureTwin(
   }
 }
 
+/** The origin of the links the services hand out (PUBLIC_BASE_URL). */
+const BENCH_PUBLIC_BASE_URL = 'https://channel.example';
+
 function startService(env: Record<string, string>) {
   return startChild<ServiceInfo>('serve-service.ts', { env: { BENCH_SERVICE_ENV: JSON.stringify(env) } });
 }
@@ -312,7 +315,9 @@ async function measureYoga(o: HttpOptions, scenario: Scenario, a: RawAnswer, t: 
  */
 async function measureSearch(o: HttpOptions, search: Scenario, file: string, answers: AnswersFile, checks: string[]): Promise<Row[]> {
   const rows: Row[] = [];
-  const serviceEnv = { SIMULATOR_SIZE: String(o.simulatorSize) };
+  // Image links carry the service's public origin: fixed, as a deployment sets it, so services on
+  // different ports give the same answers (else each link would name its own port).
+  const serviceEnv = { SIMULATOR_SIZE: String(o.simulatorSize), PUBLIC_BASE_URL: BENCH_PUBLIC_BASE_URL };
   process.stderr.write(`${search.name}: provider in process\n`);
   const inProcess = await startService(serviceEnv);
   try {
@@ -358,7 +363,9 @@ export async function httpGroup(o: HttpOptions): Promise<{ section: string; prob
   const checks: string[] = [];
   const captureProblems: string[] = [];
   const mix = searchMix();
-  const serviceEnv = { SIMULATOR_SIZE: String(o.simulatorSize) };
+  // Image links carry the service's public origin: fixed, as a deployment sets it, so services on
+  // different ports give the same answers (else each link would name its own port).
+  const serviceEnv = { SIMULATOR_SIZE: String(o.simulatorSize), PUBLIC_BASE_URL: BENCH_PUBLIC_BASE_URL };
   let search!: Scenario;
   let searchFile = '';
   let searchAnswers!: AnswersFile;
