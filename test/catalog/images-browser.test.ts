@@ -1,12 +1,10 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
+import { launchChromium, type Browser } from '../helpers/browser.js';
 
 /**
  * The hero image of property 1 in a real browser (issue 19, "Done when"): its link is read from
@@ -22,21 +20,19 @@ import { apiKey, startTestService, type TestService } from '../helpers/service.j
  * network is the service and that page, nothing else resolves.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let t: TestService;
 let origin: string;
 let creds: IssuedCredentials;
 let context: BrowserContext;
 let page: Page;
-let profile: string;
+let browser: Browser;
 let partner: Server;
 let partnerOrigin: string;
 const foreign: string[] = [];
 const served: string[] = [];
 
 beforeAll(async () => {
-  expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: run bash scripts/ensure-chromium.sh (npm test does)`).toBe(true);
   t = await startTestService();
   origin = `http://127.0.0.1:${await t.service.listen(0)}`;
   // The links the service hands out start with its public origin: here, the address it listens on.
@@ -47,22 +43,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => partner.listen(0, '127.0.0.1', resolve));
   partnerOrigin = `http://localhost:${(partner.address() as AddressInfo).port}`;
-  profile = mkdtempSync(join(tmpdir(), 'images-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-      // localhost is the partner's page (on loopback); no other name resolves.
-      '--host-resolver-rules=MAP localhost 127.0.0.1, MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
-    ],
-  });
+  // localhost is the partner's page (on loopback); no other name resolves.
+  browser = await launchChromium({ name: 'images', hostResolverRules: 'MAP localhost 127.0.0.1, MAP * ~NOTFOUND , EXCLUDE 127.0.0.1' });
+  context = browser.context;
   await context.route('**/*', async (route) => {
     const url = route.request().url();
     if (new URL(url).origin === partnerOrigin) return route.continue();
@@ -77,9 +60,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   if (partner) await new Promise((resolve) => partner.close(resolve));
-  if (profile) rmSync(profile, { recursive: true, force: true });
   await t?.close();
 });
 

@@ -1,12 +1,10 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUERY } from '../../src/graphql/graphiql/examples.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { v1 } from '../helpers/flow.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { launchChromium, type Browser } from '../helpers/browser.js';
 
 /**
  * GraphiQL in a real browser (issue 17 item 8): Debian's Chromium, driven by playwright-core,
@@ -21,7 +19,6 @@ import { startTestService, type TestService } from '../helpers/service.js';
  * receives the event of a booking made through REST while it is open.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const STEP_MS = 60_000;
 /** Per test: a loaded machine with two cores takes its time; every step inside has its own limit. */
 const TEST_MS = 240_000;
@@ -31,34 +28,19 @@ let origin: string;
 let creds: IssuedCredentials;
 let context: BrowserContext;
 let page: Page;
-let profile: string;
+let browser: Browser;
 const foreign: string[] = [];
 const served: string[] = [];
 const sockets: string[] = [];
 const problems: string[] = [];
 
 beforeAll(async () => {
-  expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: run bash scripts/ensure-chromium.sh (npm test does)`).toBe(true);
   t = await startTestService({ EVENTS_POLL_INTERVAL_MS: '50' });
   origin = `http://127.0.0.1:${await t.service.listen(0)}`;
   creds = await t.channel({ name: 'GraphiQL Browser' });
-  profile = mkdtempSync(join(tmpdir(), 'graphiql-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1400, height: 900 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-      // No host name resolves: only the service's address is reachable.
-      '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
-    ],
-  });
+  // No host name resolves: only the service's address is reachable.
+  browser = await launchChromium({ name: 'graphiql', viewport: { width: 1400, height: 900 }, hostResolverRules: 'MAP * ~NOTFOUND , EXCLUDE 127.0.0.1' });
+  context = browser.context;
   // The network is the service: anything else is recorded and refused.
   await context.route('**/*', async (route) => {
     const url = route.request().url();
@@ -90,8 +72,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   await t?.close();
 });
 

@@ -1,10 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { chromium } from 'playwright-core';
 import PostalMime from 'postal-mime';
 import { SMTPServer } from 'smtp-server';
 import nodemailer from 'nodemailer';
@@ -28,6 +27,7 @@ import {
 import { chooseVoucherFormat, VOUCHER_HTML_CSP } from '../../rest-adapters/v1/voucherFormat.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { channelState } from '../helpers/bookingInvariants.js';
+import { launchChromium } from '../helpers/browser.js';
 import { day, v1 } from '../helpers/flow.js';
 import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, testEnv, type TestService } from '../helpers/service.js';
@@ -39,7 +39,6 @@ import { apiKey, startTestService, testEnv, type TestService } from '../helpers/
  * SMTP (a local server receives it), and the GraphQL twins; validation, scope and tenant rules.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const require = createRequire(import.meta.url);
 const STANDARD_FONTS = join(dirname(require.resolve('pdfjs-dist/package.json')), 'standard_fonts') + '/';
 
@@ -210,23 +209,8 @@ describe('GET /reservations/{id}/voucher', () => {
   });
 
   it('the HTML renders in headless Chromium under its policy: the text is there, the inline style applies, a screenshot is taken', async () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: run bash scripts/ensure-chromium.sh (npm test does)`).toBe(true);
-    const profile = mkdtempSync(join(tmpdir(), 'voucher-chromium-'));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 900, height: 1200 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const browser = await launchChromium({ name: 'voucher', viewport: { width: 900, height: 1200 } });
+    const { context } = browser;
     try {
       const page = context.pages()[0] ?? (await context.newPage());
       const problems: string[] = [];
@@ -267,8 +251,7 @@ describe('GET /reservations/{id}/voucher', () => {
       expect(height).toBeGreaterThan(800);
       expect(png.length).toBeGreaterThan(20_000);
     } finally {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      await browser.close();
     }
   });
 
