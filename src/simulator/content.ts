@@ -16,17 +16,20 @@
 import {
   IMAGE_SIZES,
   IMAGE_WIDTHS,
+  LANGUAGES,
+  textIn,
   type AmenityGroup,
   type CancellationPolicyType,
   type ImageCategory,
   type ImageSize,
+  type Language,
   type LocalizedText,
   type MealPlan,
   type RoomView,
 } from '../services/kernel/index.js';
+import type { UpstreamProperty } from '../upstream/protocol.js';
 
-type Lang = 'ko-KR' | 'en-US' | 'ja-JP' | 'zh-CN';
-type Texts = Readonly<Record<Lang, string>>;
+type Texts = Readonly<Record<Language, string>>;
 
 const t = (ko: string, en: string, ja: string, zh: string): Texts => Object.freeze({ 'ko-KR': ko, 'en-US': en, 'ja-JP': ja, 'zh-CN': zh });
 
@@ -123,12 +126,11 @@ const MEAL_PHRASES: Record<MealPlan, Texts> = {
 };
 
 /** How a plan's name joins its two phrases, per language. */
-const NAME_JOINERS: Record<Lang, string> = { 'ko-KR': ', ', 'en-US': ', ', 'ja-JP': '・', 'zh-CN': '，' };
+const NAME_JOINERS: Record<Language, string> = { 'ko-KR': ', ', 'en-US': ', ', 'ja-JP': '・', 'zh-CN': '，' };
 
-const LANGS: readonly Lang[] = ['ko-KR', 'en-US', 'ja-JP', 'zh-CN'];
 
-function joinTexts(a: Texts, b: Texts, joiners: Record<Lang, string>): Texts {
-  return t(...(LANGS.map((l) => `${a[l]}${joiners[l]}${b[l]}`) as [string, string, string, string]));
+function joinTexts(a: Texts, b: Texts, joiners: Record<Language, string>): Texts {
+  return t(...(LANGUAGES.map((l) => `${a[l]}${joiners[l]}${b[l]}`) as [string, string, string, string]));
 }
 
 const PLAN_NAMES = {} as Record<CancellationPolicyType, Record<MealPlan, Texts>>;
@@ -691,22 +693,22 @@ export interface TextSource {
   readonly roomTypes: readonly Pick<RoomContent, 'name' | 'areaSqm' | 'occupancy'>[];
 }
 
-type Template = (s: TextSource, l: Lang) => string;
+type Template = (s: TextSource, l: Language) => string;
 
 /** A text in every language from a template, leaving out the languages in `missing`. */
-function write(s: TextSource, template: Template, missing?: Lang): LocalizedText {
+function write(s: TextSource, template: Template, missing?: Language): LocalizedText {
   const out: Record<string, string> = {};
-  for (const l of LANGS) if (l !== missing) out[l] = template(s, l);
+  for (const l of LANGUAGES) if (l !== missing) out[l] = template(s, l);
   return out as LocalizedText;
 }
 
-const cityIn = (s: TextSource, l: Lang) => CITY_NAMES[s.city]?.[l] ?? s.city;
-const districtIn = (s: TextSource, l: Lang) => DISTRICT_NAMES[s.district]?.[l] ?? s.district;
-const kindIn = (s: TextSource, l: Lang) => KINDS[KIND_OF_BRAND_WORD[s.brandWord] ?? 'hotel'][l];
-const starIn = (s: TextSource, l: Lang) =>
+const cityIn = (s: TextSource, l: Language) => CITY_NAMES[s.city]?.[l] ?? s.city;
+const districtIn = (s: TextSource, l: Language) => DISTRICT_NAMES[s.district]?.[l] ?? s.district;
+const kindIn = (s: TextSource, l: Language) => KINDS[KIND_OF_BRAND_WORD[s.brandWord] ?? 'hotel'][l];
+const starIn = (s: TextSource, l: Language) =>
   ({ 'ko-KR': `${s.starRating}성급`, 'en-US': `${s.starRating}-star`, 'ja-JP': `${s.starRating}つ星`, 'zh-CN': `${s.starRating}星级` })[l];
-const LIST_JOINERS: Record<Lang, string> = { 'ko-KR': ', ', 'en-US': ', ', 'ja-JP': '、', 'zh-CN': '、' };
-const listIn = (items: readonly Texts[] | readonly LocalizedText[], l: Lang) => items.map((i) => i[l] ?? i['ko-KR']).join(LIST_JOINERS[l]);
+const LIST_JOINERS: Record<Language, string> = { 'ko-KR': ', ', 'en-US': ', ', 'ja-JP': '、', 'zh-CN': '、' };
+const listIn = (items: readonly Texts[] | readonly LocalizedText[], l: Language) => items.map((i) => textIn(i, l)).join(LIST_JOINERS[l]);
 const lowerFirst = (text: string) => (/^[A-Z][a-z]/.test(text) ? text[0]!.toLowerCase() + text.slice(1) : text);
 
 const HEADLINES: readonly Template[] = [
@@ -849,7 +851,7 @@ const KNOW_BEFORE: readonly Texts[] = [
   t('주차 공간이 한정되어 있어 사전 요청이 필요합니다.', 'Parking is limited and must be requested in advance.', '駐車スペースに限りがあるため、事前のリクエストが必要です。', '停车位有限，需提前申请。'),
 ];
 const DEPOSIT = t('체크인 시 보증금이 청구될 수 있습니다.', 'A deposit may be collected at check-in.', 'チェックイン時にデポジットをお預かりする場合があります。', '入住时可能需要支付押金。');
-const SPACERS: Record<Lang, string> = { 'ko-KR': ' ', 'en-US': ' ', 'ja-JP': '', 'zh-CN': '' };
+const SPACERS: Record<Language, string> = { 'ko-KR': ' ', 'en-US': ' ', 'ja-JP': '', 'zh-CN': '' };
 
 /** KRW with thousands separators (the same in every language). */
 const krw = (amount: number) => String(amount).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
@@ -865,14 +867,8 @@ const extraBeds: Template = (s, l) => {
   }[l];
 };
 
-export interface Descriptions {
-  headline: LocalizedText;
-  general: LocalizedText;
-  location: LocalizedText;
-  rooms: LocalizedText;
-  dining: LocalizedText;
-  amenities: LocalizedText;
-}
+/** A property's descriptions, as the protocol carries them. */
+export type Descriptions = UpstreamProperty['descriptions'];
 
 export interface Policies {
   children: LocalizedText;
@@ -911,8 +907,8 @@ export function checkinInstructionsOf(s: TextSource): LocalizedText {
 /** A room type's overview: its size, beds, how many it sleeps and its view. */
 export function roomOverviewOf(room: Pick<RoomContent, 'name' | 'areaSqm' | 'views' | 'occupancy'>, bed: LocalizedText): LocalizedText {
   const out: Record<string, string> = {};
-  const views = (l: Lang) => room.views.map((v) => VIEW_NAMES[v][l]);
-  for (const l of LANGS) {
+  const views = (l: Language) => room.views.map((v) => VIEW_NAMES[v][l]);
+  for (const l of LANGUAGES) {
     const name = room.name[l] ?? room.name['ko-KR'];
     const beds = bed[l] ?? bed['ko-KR'];
     const max = room.occupancy.maxTotal;
