@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -935,7 +937,17 @@ describe('v1 routes, called for real', () => {
   });
 
   it('webhooks: create, list, read, change, ping, deliveries, replay, delete, with their errors', async () => {
-    const url = 'http://127.0.0.1:9/docs-hook';
+    // The receiver answers the ping and holds every later attempt open, so the replayed delivery is
+    // still pending (in flight) when it is replayed again: a refused port would fail the attempt at
+    // once and the second replay could find it finished.
+    let received = 0;
+    const receiver = createServer((req, res) => {
+      req.resume();
+      if (++received === 1) res.writeHead(204).end();
+    });
+    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/docs-hook`;
+    try {
     const created = await expectAnswer(V, 'POST', '/webhooks', 201, null, { json: { url, events: ['reservation.created'], description: 'docs' } });
     const id = created.body.data.id as string;
     expect(created.body.data.secret).toMatch(/^whsec_/);
@@ -979,6 +991,10 @@ describe('v1 routes, called for real', () => {
     const count = (await call(V, 'GET', '/webhooks')).body.data.length as number;
     for (let i = count; i < 20; i++) await expectAnswer(V, 'POST', '/webhooks', 201, null, { json: { url: `${url}/${i}` } });
     await expectAnswer(V, 'POST', '/webhooks', 409, 'WEBHOOK_LIMIT_REACHED', { json: { url } });
+    } finally {
+      receiver.closeAllConnections();
+      receiver.close();
+    }
   });
 });
 
