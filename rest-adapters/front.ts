@@ -129,7 +129,9 @@ export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surf
       res.end();
       return;
     }
-    const surface = ex.path === '/graphql' && surfaces.graphql ? surfaces.graphql : surfaces.rest;
+    const graphql = ex.path === '/graphql' && surfaces.graphql;
+    const surface = graphql || surfaces.rest;
+    if (graphql) ex.route = '/graphql';
     // Health answers before the shutdown gate, so a load balancer sees readiness drop to 503.
     if (HEALTH.has(ex.path) && (method === 'GET' || method === 'HEAD')) return surfaces.rest(req, res, ex);
     const refusal = rules.httpsRefusal(ex.https, ex.path, ex.clientIp) ?? (shuttingDown() ? new ServiceUnavailableError() : null);

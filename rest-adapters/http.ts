@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import type { Level, Logger } from 'pino';
 import { createRequestContext, type AppDeps, type RequestContext } from '../src/context.js';
 import { authenticate, type Principal } from '../src/services/access/index.js';
@@ -58,6 +59,12 @@ export class Exchange {
   readonly https: boolean;
   /** The path, without the query. */
   readonly path: string;
+  /**
+   * The route template that answered (`/channel/v1/properties/{id}`, `/graphql`), set by the
+   * surface once it has routed the request; undefined when nothing matched (a 404 of no route, a
+   * refusal of the front). A bounded label for metrics and span names, never the raw path.
+   */
+  route: string | undefined = undefined;
   #logger: Logger | undefined;
   #abort: AbortController | undefined;
 
@@ -115,7 +122,7 @@ export class Exchange {
    * id is one of its fields, as a child would have put it).
    */
   logAnswer(status: number, ms: number): void {
-    this.deps.logger.info({ reqId: this.id, method: this.req.method, path: this.path, status, ms }, 'request');
+    this.deps.logger.info({ reqId: this.id, method: this.req.method, path: this.path, route: this.route, status, ms }, 'request');
   }
 
   /** Whether the service logs at `level` (so a line at it is worth a logger child). */
@@ -149,7 +156,23 @@ export function adoptExchange(): MiddlewareHandler<HttpEnv> {
     c.set('requestId', ex.id);
     c.set('clientIp', ex.clientIp);
     await next();
+    ex.route = routeTemplate(c);
   };
+}
+
+/**
+ * The template of the endpoint Hono matched (the last matched route of a method, not a
+ * middleware's `*`), in OpenAPI's spelling: `/channel/v1/bookings/:id{...}` is
+ * `/channel/v1/bookings/{id}`. Undefined when only middleware matched (a 404 of no route).
+ */
+export function routeTemplate(c: Context<HttpEnv>): string | undefined {
+  const routes = matchedRoutes(c);
+  for (let i = routes.length - 1; i >= 0; i--) {
+    const route = routes[i]!;
+    if (route.method === 'ALL' || route.path.endsWith('*')) continue;
+    return route.path.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, '{$1}');
+  }
+  return undefined;
 }
 
 /**
