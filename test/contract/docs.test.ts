@@ -260,6 +260,11 @@ describe('the webhook receiver of docs/webhooks.md', () => {
     receiver?.kill('SIGTERM');
   });
 
+  it('is shown whole in docs/webhooks.md, as the file runs', () => {
+    const file = read('docs/examples/webhook-receiver.mjs').trimEnd();
+    expect(read('docs/webhooks.md')).toContain('```js\n' + file + '\n```');
+  });
+
   const post = (body: string, headers: Record<string, string>) =>
     fetch(`${receiverUrl}/hooks/channel`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
 
