@@ -346,3 +346,9 @@ function durationMs(text: string): number | undefined {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
   return match ? Math.round(Number(match[1]) * DURATION_UNITS[match[2]!]!) : undefined;
 }
+
+/**
+ * The name of every environment variable the service reads: the keys of its schema.
+ * test/contract/docs.test.ts checks that docs/operations.md documents each one.
+ */
+export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
