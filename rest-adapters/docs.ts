@@ -16,6 +16,7 @@ import {
 } from '../src/services/kernel/index.js';
 import type { Scope } from '../src/services/access/index.js';
 import { errorDescriptions, v2ErrorDescriptions } from './envelope.js';
+import { fitForGenerators } from './docsForGenerators.js';
 import type { HttpEnv } from './env.js';
 
 /**
@@ -194,6 +195,7 @@ export function completeDocument(document: Document, errors: 'v1' | 'v2'): Docum
       op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
     }
   }
+  fitForGenerators(doc, errors);
   return fixNullableReferences(doc);
 }
 

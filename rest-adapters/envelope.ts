@@ -178,7 +178,7 @@ export const errorDescriptions: Readonly<Record<number, string>> = {
   [ConflictError.status]: 'Conflict with the current state',
   [TokenExpiredError.status]: 'TOKEN_EXPIRED: search again for a new token',
   [PayloadTooLargeError.status]: 'PAYLOAD_TOO_LARGE: the request body exceeds the limit (1 MiB by default; details.limit_bytes)',
-  [UnsupportedMediaTypeError.status]: 'The request body is not sent as application/json',
+  [UnsupportedMediaTypeError.status]: 'UNSUPPORTED_MEDIA_TYPE: the request body is not sent as application/json',
   [UnprocessableError.status]: 'The request is well-formed but cannot be processed',
   [RateLimitError.status]: 'RATE_LIMIT_EXCEEDED: too many requests for the channel\'s tier; retry after Retry-After seconds (details.retry_after)',
   [InternalError.status]: 'INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support',

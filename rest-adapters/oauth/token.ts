@@ -34,6 +34,7 @@ export function oauthRoutes(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
   app.openAPIRegistry.registerPath({
     method: 'post',
     path: '/oauth/token',
+    operationId: 'issueToken',
     tags: ['OAuth'],
     summary: 'Issue an access token (client_credentials)',
     description:
@@ -66,6 +67,7 @@ export function oauthRoutes(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
   app.openAPIRegistry.registerPath({
     method: 'post',
     path: '/oauth/revoke',
+    operationId: 'revokeToken',
     tags: ['OAuth'],
     summary: 'Revoke an access token (RFC 7009)',
     description:

@@ -124,6 +124,7 @@ const AvailabilityQuery = z.object({
 const availabilityRoute = v2ScopedRoute('search.availability', {
   method: 'get',
   path: '/properties/availability',
+  operationId: 'v2SearchAvailability',
   tags: ['Booking flow'],
   summary: 'Step 1: rates of several properties, each bookable one with price-check links',
   description: 'Properties the provider does not know are left out. Price-check links expire 30 minutes after this call.',
@@ -149,6 +150,7 @@ const pathPart = (name: string) =>
 const priceCheckRoute = v2ScopedRoute('search.priceCheck', {
   method: 'get',
   path: '/properties/{propertyId}/rooms/{roomId}/rates/{rateId}',
+  operationId: 'v2CheckPrice',
   tags: ['Booking flow'],
   summary: 'Step 2: re-verify the price and get the book link',
   description:

@@ -12,6 +12,7 @@ import { MultiQuery, Pagination, PriceCheckWire, PropertyAvailabilityWire, Searc
 export const multiRoute = scopedRoute('search.availability', {
   method: 'get',
   path: '/search/availability',
+  operationId: 'searchAvailability',
   tags: ['Search'],
   summary: 'Availability and lowest prices of many properties',
   parameters: [acceptLanguageParameter],
@@ -33,6 +34,7 @@ export const multiRoute = scopedRoute('search.availability', {
 export const singleRoute = scopedRoute('search.propertyAvailability', {
   method: 'get',
   path: '/search/availability/{propertyId}',
+  operationId: 'getPropertyAvailability',
   tags: ['Search'],
   summary: 'Rates of one property, each with a price_check_token',
   parameters: [acceptLanguageParameter],
@@ -40,7 +42,7 @@ export const singleRoute = scopedRoute('search.propertyAvailability', {
     params: z.object({ propertyId: idParam.openapi({ param: { name: 'propertyId', in: 'path' }, type: 'integer' }) }),
     query: z.object({
       ...stayQuery,
-      adults: intParam(searchRules.adults).openapi({ type: 'integer', minimum: 1 }),
+      adults: intParam(searchRules.adults),
       children_ages: listParam(intParam(z.int().min(0).max(17)), { commas: true })
         .pipe(searchRules.childrenAges)
         .optional()
@@ -62,6 +64,7 @@ export const singleRoute = scopedRoute('search.propertyAvailability', {
 export const ratesRoute = scopedRoute('search.rates', {
   method: 'get',
   path: '/search/rates',
+  operationId: 'getRates',
   tags: ['Search'],
   summary: 'Detailed rates of one property (nightly lines), the second search step',
   description: 'Without dates: tomorrow in the property\'s time zone, one night. Without adults: 2.',
@@ -71,7 +74,7 @@ export const ratesRoute = scopedRoute('search.rates', {
       property_id: idParam.openapi({ type: 'integer' }),
       checkin: searchRules.checkin.optional(),
       checkout: searchRules.checkout.optional(),
-      adults: intParam(searchRules.adults).optional().openapi({ type: 'integer', minimum: 1 }),
+      adults: intParam(searchRules.adults).optional(),
       currency: searchRules.currency.optional().openapi({ enum: [...CURRENCIES], default: 'KRW' }),
     }),
   },
@@ -88,6 +91,7 @@ export const ratesRoute = scopedRoute('search.rates', {
 export const priceCheckRoute = scopedRoute('search.priceCheck', {
   method: 'get',
   path: '/search/price-check',
+  operationId: 'checkPrice',
   tags: ['Search'],
   summary: 'Re-verify a rate with the provider and get a book_token',
   description:
