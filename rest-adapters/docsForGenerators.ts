@@ -84,9 +84,12 @@ export function fitForGenerators(doc: Json, version: 'v1' | 'v2'): void {
       addExamples(doc, op);
     }
   }
+  // Webhooks are subscribed to under v1 (POST /channel/v1/webhooks); v2 has none to describe.
   if (version === 'v1') {
     doc.webhooks = webhooks();
     addWebhookExamples(doc);
+  } else if (!Object.keys(doc.webhooks ?? {}).length) {
+    delete doc.webhooks;
   }
 }
 

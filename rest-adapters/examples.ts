@@ -66,6 +66,10 @@ const BY_NAME: Record<string, unknown> = {
   property_name: 'Hanok Stay Bukchon',
   name: 'Hanok Stay Bukchon',
   company: 'Example Travel Co., Ltd.',
+  bank_name: 'KB Kookmin Bank',
+  bank_code: '004',
+  account_number: '110-123-456789',
+  account_holder: 'Example Travel Co., Ltd.',
   roomType: 'Deluxe Double Room',
   room_type: 'Deluxe Double Room',
   room_name: 'Deluxe Double Room',
@@ -206,7 +210,7 @@ export function exampleOf(doc: Json, schema: Json, name?: string, depth = 0): un
     }
     case 'array': {
       const item = exampleOf(doc, s.items ?? {}, name, depth + 1);
-      return Array.from({ length: Math.max(1, s.minItems ?? 1) }, () => item);
+      return Array.from({ length: s.maxItems === 0 ? 0 : Math.max(1, s.minItems ?? 1) }, () => item);
     }
     case 'string':
       if (typeof named === 'string' && fitsString(s, named)) return named;

@@ -49,11 +49,10 @@ export function occupancyListParam<T extends z.ZodType<unknown, string[]>>(rule:
   return listParam(z.string(), { commas: false })
     .pipe(rule)
     .openapi({
-      description,
+      description: `${description} Example: occupancy=2&occupancy=1-5,9 (two rooms: two adults; one adult with children of 5 and 9).`,
       type: 'array',
       items: { type: 'string', pattern: '^\\d{1,2}(-\\d{1,2}(,\\d{1,2})*)?$' },
       param: { style: 'form', explode: true },
-      example: ['2', '1-5,9'],
     });
 }
 
@@ -62,11 +61,10 @@ export function propertyIdListParam(description: string) {
   return listParam(idParam, { commas: true })
     .pipe(searchRules.propertyIds)
     .openapi({
-      description,
+      description: `${description}. Example: property_id=12 or property_id=12,14.`,
       type: 'array',
       items: { type: 'string', pattern: '^\\d+(,\\d+)*$' },
       param: { style: 'form', explode: true },
-      example: ['12'],
     });
 }
 

@@ -172,8 +172,8 @@ export const taxInvoicesRoute = scopedRoute('taxInvoices.list', {
   request: {
     // Documented for the future, not read: whatever is sent (a repeated year too) is still 501.
     query: z.object({
-      year: plannedParam.openapi({ type: 'string', description: 'Planned: year (integer)' }),
-      month: plannedParam.openapi({ type: 'string', description: 'Planned: month, 1 to 12' }),
+      year: plannedParam.openapi({ type: 'integer', minimum: 2000, maximum: 9999, description: 'Planned: the year (not read yet)' }),
+      month: plannedParam.openapi({ type: 'integer', minimum: 1, maximum: 12, description: 'Planned: the month, 1 to 12 (not read yet)' }),
     }),
   },
   responses: errorResponses([NotImplementedError, 'NOT_IMPLEMENTED: always, once authenticated']),

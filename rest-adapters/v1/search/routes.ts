@@ -46,7 +46,7 @@ export const singleRoute = scopedRoute('search.propertyAvailability', {
       children_ages: listParam(intParam(z.int().min(0).max(17)), { commas: true })
         .pipe(searchRules.childrenAges)
         .optional()
-        .openapi({ description: 'Comma-separated ages, one per child', type: 'string', example: '5,9' }),
+        .openapi({ description: 'Comma-separated ages (0 to 17), one per child; e.g. 5,9', type: 'string', pattern: '^\\d{1,2}(,\\d{1,2})*$' }),
       roomtype_id: searchRules.roomtypeId.optional().openapi({ description: 'Only this room type (unknown: 404)' }),
       rateplan_id: searchRules.rateplanId.optional().openapi({ description: 'Only this rate plan; with roomtype_id and without it, the first plan' }),
     }),
@@ -71,7 +71,7 @@ export const ratesRoute = scopedRoute('search.rates', {
   parameters: [acceptLanguageParameter],
   request: {
     query: z.object({
-      property_id: idParam.openapi({ type: 'integer' }),
+      property_id: idParam.openapi({ type: 'string', pattern: '^\\d{1,10}$', description: 'The property id (digits; a string, as the specification gives it)', example: '1' }),
       checkin: searchRules.checkin.optional(),
       checkout: searchRules.checkout.optional(),
       adults: intParam(searchRules.adults).optional(),
