@@ -100,6 +100,10 @@ export const priceCheckRoute = scopedRoute('search.priceCheck', {
   request: { query: z.object({ token: z.string().min(1).max(4096).openapi({ description: 'A price_check_token' }) }) },
   responses: {
     200: { description: 'The verified offer', content: { 'application/json': { schema: z.object({ data: PriceCheckWire, meta: Meta }) } } },
-    ...errorResponses(ValidationError, TokenExpiredError, UpstreamError),
+    ...errorResponses(
+      [ValidationError, 'VALIDATION_ERROR: the token is missing or too long (details.fields); INVALID_TOKEN: a malformed, altered or foreign token'],
+      TokenExpiredError,
+      UpstreamError,
+    ),
   },
 });
