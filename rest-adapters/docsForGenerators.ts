@@ -199,10 +199,24 @@ function webhooks(): Json {
   return out;
 }
 
-/** The examples of the webhook payloads. */
+/** The booking status after each event, for the examples. */
+const STATUS_AFTER: Record<string, string> = {
+  'reservation.cancelled': 'cancelled',
+  'reservation.failed': 'failed',
+  'reservation.checked_in': 'checked_in',
+  'reservation.checked_out': 'checked_out',
+  'reservation.no_show': 'no_show',
+};
+
+/** The examples of the webhook payloads: the booking as the event leaves it. */
 function addWebhookExamples(doc: Json): void {
-  for (const item of Object.values<Json>(doc.webhooks ?? {})) {
+  for (const [type, item] of Object.entries<Json>(doc.webhooks ?? {})) {
     const media = item.post.requestBody.content['application/json'];
-    media.example ??= exampleOf(doc, media.schema);
+    const example = exampleOf(doc, media.schema) as { data: Record<string, unknown> };
+    if (type !== PING_EVENT) {
+      example.data.status = STATUS_AFTER[type] ?? 'confirmed';
+      if (type === 'reservation.cancelled') Object.assign(example.data, { cancellationFee: '0', refundAmount: example.data.totalAmount });
+    }
+    media.example ??= example;
   }
 }

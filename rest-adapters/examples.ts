@@ -109,8 +109,8 @@ const BY_NAME: Record<string, unknown> = {
   totalAmount: '182400',
   netAmount: '182400',
   saleAmount: '199000',
-  refundAmount: '182400',
-  cancellationFee: '0',
+  refundAmount: null,
+  cancellationFee: null,
   sale_amount: 199000,
   cancellation_fee: 0,
   refund_amount: 182400,
@@ -141,6 +141,21 @@ const BY_NAME: Record<string, unknown> = {
   star_rating_min: 3,
   href: '/api/channel/v2/bookings/retrieve?token=rtk_eyJ2IjoxfQ.c2lnbmF0dXJl',
   status: 'confirmed',
+  amenities: 'free_wifi',
+  meal_plan: 'room_only',
+  date: CHECKIN,
+  hub_booking_number: 'HB20261127001',
+  arrival_time: '22:00',
+  room_ids: BOOKING_ID,
+  to: 'minji.kim@example.com',
+  disabled_reason: 'Every attempt failed for 24 hours',
+  response_body: 'ok',
+  room_id: 'rm_3a1f9c2e7b',
+  rate_id: 'rt_8d2c4e6f1a',
+  bed_group_id: 'bg_1',
+  bed_group_description: '1 double bed',
+  book_tokens: 'bkt_eyJ2IjoxfQ.c2lnbmF0dXJl',
+  next_page_token: 'eyJhZnRlciI6MTJ9',
   message: 'Done',
   reason: 'guest request',
   page: 1,
@@ -182,6 +197,8 @@ const typesOf = (schema: Json): string[] => (Array.isArray(schema.type) ? schema
 export function exampleOf(doc: Json, schema: Json, name?: string, depth = 0): unknown {
   const s = resolve(doc, schema);
   if (!s || typeof s !== 'object' || depth > 12) return null;
+  // A field the examples leave empty (a booking's refund before any cancellation), where it may be.
+  if (name !== undefined && Object.hasOwn(BY_NAME, name) && BY_NAME[name] === null && allowsNull(doc, s)) return null;
   if (s.example !== undefined) return s.example;
   if (Array.isArray(s.examples) && s.examples.length) return s.examples[0];
   if (s.const !== undefined) return s.const;
@@ -229,6 +246,11 @@ export function exampleOf(doc: Json, schema: Json, name?: string, depth = 0): un
     default:
       return named ?? null;
   }
+}
+
+function allowsNull(doc: Json, s: Json): boolean {
+  if (typesOf(s).includes('null')) return true;
+  return ((s.anyOf ?? s.oneOf ?? []) as Json[]).some((b) => typesOf(resolve(doc, b)).includes('null'));
 }
 
 function fitsString(s: Json, value: string): boolean {
