@@ -190,8 +190,8 @@ export const errorDescriptions: Readonly<Record<number, string>> = {
 
 export const v2ErrorDescriptions: Readonly<Record<number, string>> = {
   ...errorDescriptions,
-  [BadRequestError.status]: 'INVALID_REQUEST: a missing or malformed parameter (details.fields lists each), or INVALID_TOKEN: restart at step 1',
-  [InsufficientScopeError.status]: 'INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED',
+  [BadRequestError.status]: 'INVALID_REQUEST: a missing or malformed parameter (details.fields lists each)',
+  [InsufficientScopeError.status]: 'INSUFFICIENT_SCOPE (details.required_scope), IP_NOT_ALLOWED or HTTPS_REQUIRED',
   [ConflictError.status]: 'TOKEN_ALREADY_USED: restart at step 1; or a conflict with the current state',
   [TokenExpiredError.status]: 'TOKEN_EXPIRED: restart at step 1',
 };
