@@ -30,7 +30,10 @@ import type { HttpEnv } from './env.js';
  * over the limit (POST, PUT, PATCH), 415 for a JSON body sent as another type, 500 for a fault,
  * 503 while the instance shuts down and 504 past the request deadline, all in the error envelope; and the
  * response headers (X-Request-Id on every response, the X-RateLimit-* headers, Retry-After on 429,
- * WWW-Authenticate on 401). test/contract/openapi.test.ts checks real responses against the result.
+ * WWW-Authenticate on 401). Then docsForGenerators.ts makes it good input for code generators
+ * (error-code enums, the X-Test-Scenario header, examples, v1's webhooks section).
+ * test/contract/openapi.test.ts checks real responses against the result;
+ * test/contract/openapi-generators.test.ts checks what generators rely on.
  */
 
 type Document = ReturnType<OpenAPIHono<HttpEnv>['getOpenAPI31Document']>;
