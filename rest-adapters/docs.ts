@@ -16,6 +16,7 @@ import {
 } from '../src/services/kernel/index.js';
 import type { Scope } from '../src/services/access/index.js';
 import { errorDescriptions, v2ErrorDescriptions } from './envelope.js';
+import { fitForGenerators } from './docsForGenerators.js';
 import type { HttpEnv } from './env.js';
 
 /**
@@ -29,7 +30,10 @@ import type { HttpEnv } from './env.js';
  * over the limit (POST, PUT, PATCH), 415 for a JSON body sent as another type, 500 for a fault,
  * 503 while the instance shuts down and 504 past the request deadline, all in the error envelope; and the
  * response headers (X-Request-Id on every response, the X-RateLimit-* headers, Retry-After on 429,
- * WWW-Authenticate on 401). test/contract/openapi.test.ts checks real responses against the result.
+ * WWW-Authenticate on 401). Then docsForGenerators.ts makes it good input for code generators
+ * (error-code enums, the X-Test-Scenario header, examples, v1's webhooks section).
+ * test/contract/openapi.test.ts checks real responses against the result;
+ * test/contract/openapi-generators.test.ts checks what generators rely on.
  */
 
 type Document = ReturnType<OpenAPIHono<HttpEnv>['getOpenAPI31Document']>;
@@ -194,6 +198,7 @@ export function completeDocument(document: Document, errors: 'v1' | 'v2'): Docum
       op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
     }
   }
+  fitForGenerators(doc, errors);
   return fixNullableReferences(doc);
 }
 

@@ -178,7 +178,7 @@ export const errorDescriptions: Readonly<Record<number, string>> = {
   [ConflictError.status]: 'Conflict with the current state',
   [TokenExpiredError.status]: 'TOKEN_EXPIRED: search again for a new token',
   [PayloadTooLargeError.status]: 'PAYLOAD_TOO_LARGE: the request body exceeds the limit (1 MiB by default; details.limit_bytes)',
-  [UnsupportedMediaTypeError.status]: 'The request body is not sent as application/json',
+  [UnsupportedMediaTypeError.status]: 'UNSUPPORTED_MEDIA_TYPE: the request body is not sent as application/json',
   [UnprocessableError.status]: 'The request is well-formed but cannot be processed',
   [RateLimitError.status]: 'RATE_LIMIT_EXCEEDED: too many requests for the channel\'s tier; retry after Retry-After seconds (details.retry_after)',
   [InternalError.status]: 'INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support',
@@ -190,8 +190,8 @@ export const errorDescriptions: Readonly<Record<number, string>> = {
 
 export const v2ErrorDescriptions: Readonly<Record<number, string>> = {
   ...errorDescriptions,
-  [BadRequestError.status]: 'INVALID_REQUEST: a missing or malformed parameter (details.fields lists each), or INVALID_TOKEN: restart at step 1',
-  [InsufficientScopeError.status]: 'INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED',
+  [BadRequestError.status]: 'INVALID_REQUEST: a missing or malformed parameter (details.fields lists each)',
+  [InsufficientScopeError.status]: 'INSUFFICIENT_SCOPE (details.required_scope), IP_NOT_ALLOWED or HTTPS_REQUIRED',
   [ConflictError.status]: 'TOKEN_ALREADY_USED: restart at step 1; or a conflict with the current state',
   [TokenExpiredError.status]: 'TOKEN_EXPIRED: restart at step 1',
 };

@@ -35,6 +35,7 @@ export const acceptLanguageParameter = {
   description:
     `The language of the texts (descriptions, names, captions, policies): ${LANGUAGES.join(', ')}. Quality values are honoured ` +
     '(`zh-CN;q=0.9, en;q=0.5`), and a bare `en` or `ja` picks en-US or ja-JP. Absent or unsupported: ko-KR. A text not translated into ' +
-    'the language is served in ko-KR, field by field. The answer names its language in Content-Language and carries Vary: Accept-Language.',
-  schema: { type: 'string', example: 'en-US' },
+    'the language is served in ko-KR, field by field. The answer names its language in Content-Language and carries Vary: Accept-Language. ' +
+    'Example: `en-US`.',
+  schema: { type: 'string' },
 } as const;

@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import type { AppDeps } from '../../src/context.js';
 import { issueAccessToken, OAuthError, revokeAccessToken, SCOPES } from '../../src/services/access/index.js';
 import { BadRequestError, ForbiddenError, InternalError, RateLimitError, UnauthorizedError } from '../../src/services/kernel/index.js';
-import { ErrorEnvelope, errorResponseOf, oauthErrorResponse } from '../envelope.js';
+import { errorResponseOf, Meta, oauthErrorResponse } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 
 /**
@@ -34,6 +34,7 @@ export function oauthRoutes(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
   app.openAPIRegistry.registerPath({
     method: 'post',
     path: '/oauth/token',
+    operationId: 'issueToken',
     tags: ['OAuth'],
     summary: 'Issue an access token (client_credentials)',
     description:
@@ -55,17 +56,18 @@ export function oauthRoutes(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
         headers: { 'Cache-Control': noStore },
         content: { 'application/json': { schema: TokenResponseWire } },
       },
-      ...errorResponseOf(BadRequestError, { description: 'invalid_request, unsupported_grant_type or invalid_scope', content: oauthError }),
-      ...errorResponseOf(UnauthorizedError, { description: 'invalid_client: wrong credentials or suspended app', content: oauthError }),
+      ...errorResponseOf(BadRequestError, { description: 'invalid_request, unsupported_grant_type or invalid_scope', content: oauthErrorOf('invalid_request', 'unsupported_grant_type', 'invalid_scope') }),
+      ...errorResponseOf(UnauthorizedError, { description: 'invalid_client: wrong credentials or suspended app', content: oauthErrorOf('invalid_client') }),
       ...errorResponseOf(ForbiddenError, oauthForbidden),
-      ...errorResponseOf(RateLimitError, { description: 'rate_limit_exceeded, with Retry-After', content: oauthError }),
-      ...errorResponseOf(InternalError, { description: 'server_error: a fault of the service', content: oauthError }),
+      ...errorResponseOf(RateLimitError, { description: 'rate_limit_exceeded, with Retry-After', content: oauthErrorOf('rate_limit_exceeded') }),
+      ...errorResponseOf(InternalError, { description: 'server_error: a fault of the service', content: oauthErrorOf('server_error') }),
     },
   });
 
   app.openAPIRegistry.registerPath({
     method: 'post',
     path: '/oauth/revoke',
+    operationId: 'revokeToken',
     tags: ['OAuth'],
     summary: 'Revoke an access token (RFC 7009)',
     description:
@@ -91,11 +93,11 @@ export function oauthRoutes(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
         description: 'Done: the token is revoked if it was one of this client\'s; no content',
         headers: { 'Cache-Control': noStore },
       },
-      ...errorResponseOf(BadRequestError, { description: 'invalid_request (token missing, a malformed body) or unsupported_token_type (an API key)', content: oauthError }),
-      ...errorResponseOf(UnauthorizedError, { description: 'invalid_client: wrong credentials or suspended app', content: oauthError }),
+      ...errorResponseOf(BadRequestError, { description: 'invalid_request (token missing, a malformed body) or unsupported_token_type (an API key)', content: oauthErrorOf('invalid_request', 'unsupported_token_type') }),
+      ...errorResponseOf(UnauthorizedError, { description: 'invalid_client: wrong credentials or suspended app', content: oauthErrorOf('invalid_client') }),
       ...errorResponseOf(ForbiddenError, oauthForbidden),
-      ...errorResponseOf(RateLimitError, { description: 'rate_limit_exceeded, with Retry-After', content: oauthError }),
-      ...errorResponseOf(InternalError, { description: 'server_error: a fault of the service', content: oauthError }),
+      ...errorResponseOf(RateLimitError, { description: 'rate_limit_exceeded, with Retry-After', content: oauthErrorOf('rate_limit_exceeded') }),
+      ...errorResponseOf(InternalError, { description: 'server_error: a fault of the service', content: oauthErrorOf('server_error') }),
     },
   });
 }
@@ -150,37 +152,42 @@ const TokenResponseWire = z
   .object({
     access_token: z.string().openapi({ example: 'oat_...' }),
     token_type: z.literal('Bearer'),
-    expires_in: z.literal(1800),
+    expires_in: z.int().min(1).openapi({ description: 'Seconds the token is valid (1800)', example: 1800 }),
     scope: z.string(),
   })
   .openapi('TokenResponse');
 
-const oauthError = {
-  'application/json': {
-    schema: z
-      .object({
-        error: z.enum([
-          'invalid_request',
-          'unsupported_grant_type',
-          'invalid_client',
-          'invalid_scope',
-          'access_denied',
-          'rate_limit_exceeded',
-          'unsupported_token_type',
-          'server_error',
-        ]),
-        error_description: z.string().optional(),
-      })
-      .openapi('OAuthError'),
-  },
-};
+/** The RFC 6749 error form, its `error` one of `codes` (the codes of one status). */
+function oauthErrorOf(...codes: [OAuthCode, ...OAuthCode[]]) {
+  return {
+    'application/json': {
+      schema: z.object({ error: z.enum(codes), error_description: z.string().optional() }).openapi({ description: 'RFC 6749 §5.2' }),
+    },
+  };
+}
+
+type OAuthCode =
+  | 'invalid_request'
+  | 'unsupported_grant_type'
+  | 'invalid_client'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'rate_limit_exceeded'
+  | 'unsupported_token_type'
+  | 'server_error';
 
 const oauthForbidden = {
   description:
     "access_denied (OAuth form): the client calls from outside its app's IP allow list; HTTPS_REQUIRED (error envelope): plain HTTP where HTTPS is required",
   content: {
     'application/json': {
-      schema: z.union([ErrorEnvelope, oauthError['application/json'].schema]),
+      schema: z.union([
+        z.object({
+          error: z.object({ code: z.enum(['HTTPS_REQUIRED']), message: z.string(), details: z.record(z.string(), z.unknown()).nullable() }),
+          meta: Meta,
+        }),
+        oauthErrorOf('access_denied')['application/json'].schema,
+      ]),
     },
   },
 };

@@ -59,6 +59,7 @@ export function toWire(a: AppView): z.infer<typeof AppWire> {
 const getMe = scopedRoute('app.read', {
   method: 'get',
   path: '/apps/me',
+  operationId: 'getApp',
   tags: ['Channel'],
   summary: 'The app of the credential, with its IP allow list',
   responses: {
@@ -69,6 +70,7 @@ const getMe = scopedRoute('app.read', {
 const putIpAllowList = scopedRoute('app.setIpAllowList', {
   method: 'put',
   path: '/apps/me/ip-allow-list',
+  operationId: 'replaceIpAllowList',
   tags: ['Channel'],
   summary: 'Replace the IP allow list of the app',
   description:

@@ -77,6 +77,7 @@ export function toWire(p: ChannelProfile): z.infer<typeof ChannelWire> {
 const getMe = scopedRoute('channel.read', {
   method: 'get',
   path: '/channels/me',
+  operationId: 'getChannel',
   tags: ['Channel'],
   summary: 'The channel linked to the credential',
   responses: {
@@ -87,6 +88,7 @@ const getMe = scopedRoute('channel.read', {
 const putMe = scopedRoute('channel.update', {
   method: 'put',
   path: '/channels/me',
+  operationId: 'updateChannel',
   tags: ['Channel'],
   summary: 'Update channel information and the settlement account',
   description: 'Omitted fields stay as they are. Tier, commission and rate limits are set by the operator.',

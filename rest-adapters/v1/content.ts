@@ -89,6 +89,7 @@ function fileRoute(kind: 'catalog' | 'content') {
   return scopedRoute('content.files', {
     method: 'get',
     path: `/content/files/${kind}`,
+    operationId: kind === 'catalog' ? 'downloadCatalogFile' : 'downloadContentFile',
     tags: ['Content'],
     summary: kind === 'catalog' ? 'The property catalog as a file' : 'Full content (room types, rate plans) as a file',
     parameters: [acceptLanguageParameter],

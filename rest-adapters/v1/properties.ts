@@ -19,6 +19,7 @@ const PropertyPath = z.object({ id: idParam.openapi({ param: { name: 'id', in: '
 const listRoute = scopedRoute('properties.list', {
   method: 'get',
   path: '/properties',
+  operationId: 'listProperties',
   tags: ['Content'],
   summary: 'Every property of the catalog',
   description: 'Takes no query parameters (any sent are ignored). The list is streamed in id order; room types are not included.',
@@ -32,6 +33,7 @@ const listRoute = scopedRoute('properties.list', {
 const detailRoute = scopedRoute('property.read', {
   method: 'get',
   path: '/properties/{id}',
+  operationId: 'getProperty',
   tags: ['Content'],
   summary: 'One property',
   parameters: [acceptLanguageParameter],
@@ -45,6 +47,7 @@ const detailRoute = scopedRoute('property.read', {
 const roomTypesRoute = scopedRoute('property.roomTypes', {
   method: 'get',
   path: '/properties/{id}/roomtypes',
+  operationId: 'listRoomTypes',
   tags: ['Content'],
   summary: 'Room types of a property',
   parameters: [acceptLanguageParameter],
@@ -58,6 +61,7 @@ const roomTypesRoute = scopedRoute('property.roomTypes', {
 const ratePlansRoute = scopedRoute('property.ratePlans', {
   method: 'get',
   path: '/properties/{id}/rateplans',
+  operationId: 'listRatePlans',
   tags: ['Content'],
   summary: 'Rate plans of a property, optionally of one room type',
   parameters: [acceptLanguageParameter],

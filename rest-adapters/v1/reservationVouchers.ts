@@ -44,6 +44,7 @@ const VoucherDeliveryWire = z
 const getRoute = scopedRoute('voucher.read', {
   method: 'get',
   path: '/reservations/{id}/voucher',
+  operationId: 'getReservationVoucher',
   tags: ['Bookings'],
   summary: 'The booking voucher, as PDF or HTML',
   description:
@@ -79,6 +80,7 @@ const getRoute = scopedRoute('voucher.read', {
 const sendRoute = scopedRoute('voucher.send', {
   method: 'post',
   path: '/reservations/{id}/send-voucher',
+  operationId: 'sendReservationVoucher',
   tags: ['Bookings'],
   summary: 'E-mail the booking voucher',
   description:

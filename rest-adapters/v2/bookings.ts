@@ -66,6 +66,7 @@ const createRoute = v2ScopedRoute(
   {
     method: 'post',
     path: '/bookings',
+    operationId: 'v2CreateBooking',
     tags: ['Booking flow'],
     summary: 'Step 3: book (one room per occupancy of each book token, all or nothing)',
     description:
@@ -101,6 +102,7 @@ const createRoute = v2ScopedRoute(
 const retrieveRoute = v2ScopedRoute('itinerary.retrieve', {
   method: 'get',
   path: '/bookings/retrieve',
+  operationId: 'v2RetrieveBooking',
   tags: ['Booking flow'],
   summary: 'Step 4a: retrieve (the link never expires and keeps working after cancelling)',
   request: { query: TokenQuery },
@@ -118,6 +120,7 @@ const cancelRoute = v2ScopedRoute(
   {
     method: 'put',
     path: '/bookings/cancel',
+    operationId: 'v2CancelBooking',
     tags: ['Booking flow'],
     summary: 'Step 4b: cancel every room (the link is consumed by its success)',
     description:

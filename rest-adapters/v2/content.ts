@@ -55,9 +55,7 @@ const ListQuery = z.object({
     .max(2000, 'not a page token from this API')
     .optional()
     .openapi({ description: 'next_page_token of the previous page; omit (or leave empty) for the first page' }),
-  per_page: intParam(searchRules.perPage)
-    .optional()
-    .openapi({ type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_PER_PAGE }),
+  per_page: intParam(searchRules.perPage).optional().openapi({ default: DEFAULT_PER_PAGE }),
   updated_since: z.iso
     .datetime({ offset: true, error: 'an ISO 8601 date-time, e.g. 2026-06-01T00:00:00Z' })
     .transform((v) => new Date(v))
@@ -76,6 +74,7 @@ const PropertyPath = z.object({
 const listRoute = v2ScopedRoute('properties.list', {
   method: 'get',
   path: '/properties',
+  operationId: 'v2ListProperties',
   tags: ['Content'],
   summary: 'Properties in id order, a page at a time',
   parameters: [acceptLanguageParameter],
@@ -89,6 +88,7 @@ const listRoute = v2ScopedRoute('properties.list', {
 const detailRoute = v2ScopedRoute('property.read', {
   method: 'get',
   path: '/properties/{id}',
+  operationId: 'v2GetProperty',
   tags: ['Content'],
   summary: 'One property',
   parameters: [acceptLanguageParameter],
@@ -102,6 +102,7 @@ const detailRoute = v2ScopedRoute('property.read', {
 const roomTypesRoute = v2ScopedRoute('property.roomTypes', {
   method: 'get',
   path: '/properties/{id}/roomtypes',
+  operationId: 'v2ListRoomTypes',
   tags: ['Content'],
   summary: 'Room types of a property',
   parameters: [acceptLanguageParameter],

@@ -1,5 +1,5 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import { CURRENCIES, BadRequestError, languageOf, TokenExpiredError, UpstreamError } from '../../src/services/kernel/index.js';
+import { CURRENCIES, BadRequestError, ForbiddenError, languageOf, TokenExpiredError, UpstreamError } from '../../src/services/kernel/index.js';
 import { searchRules } from '../../src/services/search/index.js';
 import { v2Availability, v2PriceCheck } from '../../src/services/itineraries/index.js';
 import { v2ErrorResponses } from '../envelope.js';
@@ -124,6 +124,7 @@ const AvailabilityQuery = z.object({
 const availabilityRoute = v2ScopedRoute('search.availability', {
   method: 'get',
   path: '/properties/availability',
+  operationId: 'v2SearchAvailability',
   tags: ['Booking flow'],
   summary: 'Step 1: rates of several properties, each bookable one with price-check links',
   description: 'Properties the provider does not know are left out. Price-check links expire 30 minutes after this call.',
@@ -149,6 +150,7 @@ const pathPart = (name: string) =>
 const priceCheckRoute = v2ScopedRoute('search.priceCheck', {
   method: 'get',
   path: '/properties/{propertyId}/rooms/{roomId}/rates/{rateId}',
+  operationId: 'v2CheckPrice',
   tags: ['Booking flow'],
   summary: 'Step 2: re-verify the price and get the book link',
   description:
@@ -161,7 +163,12 @@ const priceCheckRoute = v2ScopedRoute('search.priceCheck', {
   },
   responses: {
     200: { description: 'The verified offer', content: { 'application/json': { schema: PriceCheckV2 } } },
-    ...v2ErrorResponses(BadRequestError, TokenExpiredError, UpstreamError),
+    ...v2ErrorResponses(
+      [BadRequestError, 'INVALID_REQUEST: no token (details.fields), or INVALID_TOKEN: restart at step 1'],
+      [ForbiddenError, 'INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED'],
+      TokenExpiredError,
+      UpstreamError,
+    ),
   },
 });
 

@@ -559,8 +559,12 @@ function requestOf(o: Operation, c: RestCase): { url: string; init: RequestInit 
 function errorSchemaName(o: Operation, status: number): string {
   if (status === 413 && !o.op.responses['413']) return 'ErrorEnvelope';
   const response = resolve(o.doc, o.op.responses[String(status)]);
-  const ref = response?.content?.['application/json']?.schema?.$ref as string | undefined;
-  return ref?.split('/').pop() ?? '(none)';
+  const schema = response?.content?.['application/json']?.schema;
+  // The envelope, its code narrowed to the route's (allOf [ErrorEnvelope, codes]); or the RFC 6749 form.
+  const ref = (schema?.$ref ?? schema?.allOf?.[0]?.$ref) as string | undefined;
+  if (ref) return ref.split('/').pop()!;
+  if (Array.isArray(schema?.properties?.error?.enum)) return 'OAuthError';
+  return '(none)';
 }
 
 function describeCase(o: Operation, c: RestCase, url: string): string {
@@ -580,11 +584,13 @@ function expectDocumentedAnswer(o: Operation, answer: Answer, where: string, sen
   const kind = errorSchemaName(o, status);
   if (kind === 'ErrorEnvelope') {
     expectErrorEnvelope(answer, where);
+    const codes = resolve(o.doc, o.op.responses[String(status)] ?? {})?.content?.['application/json']?.schema?.allOf?.[1]?.properties.error.properties.code.enum;
+    if (codes) expect(codes, `${where}: the code is one the route documents for ${status}`).toContain(body.error.code);
     if (status === 401) expect(headers.get('www-authenticate'), `${where}: WWW-Authenticate`).toBeTruthy();
     // v2 names a bad request INVALID_REQUEST (docs/spec/DECISIONS.md "v2"), never v1's VALIDATION_ERROR.
     if (o.version === 'v2') expect(body.error.code, `${where}: a v2 code`).not.toBe('VALIDATION_ERROR');
   } else if (kind === 'OAuthError') {
-    const schema = resolve(o.doc, { $ref: '#/components/schemas/OAuthError' });
+    const schema = resolve(o.doc, o.op.responses[String(status)]).content['application/json'].schema;
     expect(Object.keys(body ?? {}).every((k) => k === 'error' || k === 'error_description'), `${where}: OAuth error fields: ${answer.text.slice(0, 300)}`).toBe(true);
     expect(schema.properties.error.enum, `${where}: OAuth error code`).toContain(body.error);
     if (body.error_description !== undefined) expect(typeof body.error_description).toBe('string');

@@ -166,6 +166,11 @@ async function call(version: Version, method: string, template: string, options:
     });
   const path = options.href ?? `${BASE[version]}${fill()}${options.query ? `?${options.query}` : ''}`;
   const headers: Record<string, string> = { ...(options.as ?? apiKey(owner)), ...options.headers };
+  // A route called with the sandbox's scenario header declares it.
+  if (Object.keys(options.headers ?? {}).some((h) => h.toLowerCase() === 'x-test-scenario')) {
+    const declared = ((op.parameters ?? []) as Json[]).map((p) => resolve(doc, p)).some((p) => p.in === 'header' && p.name === 'X-Test-Scenario');
+    expect(declared, `${method} ${template} declares X-Test-Scenario`).toBe(true);
+  }
   let body: string | undefined;
   if (options.json !== undefined) {
     body = JSON.stringify(options.json);
@@ -415,7 +420,9 @@ describe('the documents', () => {
         if (status === '429') expect(response.headers['Retry-After'], `${name} 429`).toBeDefined();
         if (Number(status) >= 400 && !OAUTH.has(template)) {
           const schema = response.content?.['application/json']?.schema;
-          expect(schema, `${name} ${status}: the error envelope`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+          // The error envelope, its code narrowed to the codes this route answers with this status.
+          expect(schema.allOf?.[0], `${name} ${status}: the error envelope`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+          expect(schema.allOf[1].properties.error.properties.code.enum.length, `${name} ${status}: its codes`).toBeGreaterThan(0);
         }
       }
     }
@@ -941,8 +948,13 @@ describe('v1 routes, called for real', () => {
     // still pending (in flight) when it is replayed again: a refused port would fail the attempt at
     // once and the second replay could find it finished.
     let received = 0;
+    let ping: { headers: Record<string, unknown>; body: string } | undefined;
     const receiver = createServer((req, res) => {
-      req.resume();
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        ping ??= { headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      });
       if (++received === 1) res.writeHead(204).end();
     });
     await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
@@ -966,8 +978,18 @@ describe('v1 routes, called for real', () => {
     await expectAnswer(V, 'PATCH', '/webhooks/{id}', 400, 'VALIDATION_ERROR', { params: { id }, json: {} });
     await expectAnswer(V, 'PATCH', '/webhooks/{id}', 404, 'NOT_FOUND', { params: { id: missing }, json: { enabled: true } });
 
-    const ping = await expectAnswer(V, 'POST', '/webhooks/{id}/ping', 200, null, { params: { id } });
-    const deliveryId = ping.body.data.id as string;
+    const pinged = await expectAnswer(V, 'POST', '/webhooks/{id}/ping', 200, null, { params: { id } });
+    const deliveryId = pinged.body.data.id as string;
+    // The ping as the receiver got it fits the document's webhooks section: payload and headers.
+    await expect.poll(() => ping, { timeout: 10_000 }).toBeDefined();
+    const hook = docs.v1.webhooks['webhook.ping'].post;
+    const payload = validatorAt(V, ['webhooks', 'webhook.ping', 'post', 'requestBody', 'content', 'application/json', 'schema']);
+    expect(payload(JSON.parse(ping!.body)), ajv.errorsText(payload.errors)).toBe(true);
+    for (const header of hook.parameters as Json[]) {
+      const value = ping!.headers[header.name];
+      expect(value, header.name).toEqual(expect.any(String));
+      expect(ajv.compile(header.schema)(value), `${header.name}: ${String(value)}`).toBe(true);
+    }
     await expectAnswer(V, 'POST', '/webhooks/{id}/ping', 404, 'NOT_FOUND', { params: { id: missing } });
     await expectAnswer(V, 'POST', '/webhooks/{id}/ping', 400, 'VALIDATION_ERROR', { params: { id: longId } });
     const deliveries = await expectAnswer(V, 'GET', '/webhooks/{id}/deliveries', 200, null, { params: { id }, query: 'per_page=5' });

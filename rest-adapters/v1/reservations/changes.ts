@@ -57,6 +57,7 @@ const DatesChangeWire = z
 const modifyDatesRoute = scopedRoute('reservation.modifyDates', {
   method: 'post',
   path: '/reservations/{id}/modify-dates',
+  operationId: 'modifyReservationDates',
   tags: ['Bookings'],
   summary: "Change a reservation's dates (preview or commit)",
   description:
@@ -102,6 +103,7 @@ const modifyDatesRoute = scopedRoute('reservation.modifyDates', {
 const feeRoute = scopedRoute('booking.cancellationQuote', {
   method: 'get',
   path: '/reservations/{id}/cancellation-fee',
+  operationId: 'getReservationCancellationFee',
   tags: ['Bookings'],
   summary: 'What cancelling now would cost (alias of GET /bookings/{id}/cancellation-fee)',
   description:

@@ -28,6 +28,7 @@ const IDEMPOTENCY_409 = 'IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS 
 export const createRoute = scopedRoute('reservation.create', {
   method: 'post',
   path: '/reservations',
+  operationId: 'createReservation',
   tags: TAGS,
   summary: 'Reserve one or several rooms, with a nested guest',
   description:
@@ -59,6 +60,7 @@ export const createRoute = scopedRoute('reservation.create', {
 export const listRoute = scopedRoute('reservations.list', {
   method: 'get',
   path: '/reservations',
+  operationId: 'listReservations',
   tags: TAGS,
   summary: "The channel's reservations, newest first",
   description:
@@ -78,6 +80,7 @@ export const listRoute = scopedRoute('reservations.list', {
 export const getRoute = scopedRoute('reservation.read', {
   method: 'get',
   path: '/reservations/{id}',
+  operationId: 'getReservation',
   tags: TAGS,
   summary: 'One reservation with its rooms',
   request: { params: ReservationId },
@@ -90,6 +93,7 @@ export const getRoute = scopedRoute('reservation.read', {
 export const patchRoute = scopedRoute('reservation.update', {
   method: 'patch',
   path: '/reservations/{id}',
+  operationId: 'updateReservation',
   tags: TAGS,
   summary: 'Change the guest, special requests or arrival time',
   description:
@@ -114,6 +118,7 @@ export const patchRoute = scopedRoute('reservation.update', {
 export const cancelRoute = scopedRoute('reservation.cancel', {
   method: 'post',
   path: '/reservations/{id}/cancel',
+  operationId: 'cancelReservation',
   tags: TAGS,
   summary: 'Cancel the whole reservation, or some of its rooms',
   description:
@@ -146,6 +151,7 @@ export const cancelRoute = scopedRoute('reservation.cancel', {
 export const cancelRoomRoute = scopedRoute('reservation.cancel', {
   method: 'delete',
   path: '/reservations/{id}/rooms/{booking_id}',
+  operationId: 'cancelReservationRoom',
   tags: TAGS,
   summary: 'Cancel one room of a reservation',
   description: 'The same as POST /reservations/{id}/cancel with room_ids [booking_id].',

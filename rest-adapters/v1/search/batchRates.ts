@@ -89,6 +89,7 @@ const BatchRatesResultWire = z
 const batchRoute = scopedRoute('search.batchRates', {
   method: 'post',
   path: '/search/rates/batch',
+  operationId: 'getRatesBatch',
   tags: ['Search'],
   summary: 'Rates of several properties, each with its own dates and party, in one call',
   description:

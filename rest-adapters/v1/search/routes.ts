@@ -12,6 +12,7 @@ import { MultiQuery, Pagination, PriceCheckWire, PropertyAvailabilityWire, Searc
 export const multiRoute = scopedRoute('search.availability', {
   method: 'get',
   path: '/search/availability',
+  operationId: 'searchAvailability',
   tags: ['Search'],
   summary: 'Availability and lowest prices of many properties',
   parameters: [acceptLanguageParameter],
@@ -33,6 +34,7 @@ export const multiRoute = scopedRoute('search.availability', {
 export const singleRoute = scopedRoute('search.propertyAvailability', {
   method: 'get',
   path: '/search/availability/{propertyId}',
+  operationId: 'getPropertyAvailability',
   tags: ['Search'],
   summary: 'Rates of one property, each with a price_check_token',
   parameters: [acceptLanguageParameter],
@@ -40,11 +42,11 @@ export const singleRoute = scopedRoute('search.propertyAvailability', {
     params: z.object({ propertyId: idParam.openapi({ param: { name: 'propertyId', in: 'path' }, type: 'integer' }) }),
     query: z.object({
       ...stayQuery,
-      adults: intParam(searchRules.adults).openapi({ type: 'integer', minimum: 1 }),
+      adults: intParam(searchRules.adults),
       children_ages: listParam(intParam(z.int().min(0).max(17)), { commas: true })
         .pipe(searchRules.childrenAges)
         .optional()
-        .openapi({ description: 'Comma-separated ages, one per child', type: 'string', example: '5,9' }),
+        .openapi({ description: 'Comma-separated ages (0 to 17), one per child; e.g. 5,9', type: 'string', pattern: '^\\d{1,2}(,\\d{1,2})*$' }),
       roomtype_id: searchRules.roomtypeId.optional().openapi({ description: 'Only this room type (unknown: 404)' }),
       rateplan_id: searchRules.rateplanId.optional().openapi({ description: 'Only this rate plan; with roomtype_id and without it, the first plan' }),
     }),
@@ -62,16 +64,17 @@ export const singleRoute = scopedRoute('search.propertyAvailability', {
 export const ratesRoute = scopedRoute('search.rates', {
   method: 'get',
   path: '/search/rates',
+  operationId: 'getRates',
   tags: ['Search'],
   summary: 'Detailed rates of one property (nightly lines), the second search step',
   description: 'Without dates: tomorrow in the property\'s time zone, one night. Without adults: 2.',
   parameters: [acceptLanguageParameter],
   request: {
     query: z.object({
-      property_id: idParam.openapi({ type: 'integer' }),
+      property_id: idParam.openapi({ type: 'string', pattern: '^\\d{1,10}$', description: 'The property id (digits; a string, as the specification gives it)', example: '1' }),
       checkin: searchRules.checkin.optional(),
       checkout: searchRules.checkout.optional(),
-      adults: intParam(searchRules.adults).optional().openapi({ type: 'integer', minimum: 1 }),
+      adults: intParam(searchRules.adults).optional(),
       currency: searchRules.currency.optional().openapi({ enum: [...CURRENCIES], default: 'KRW' }),
     }),
   },
@@ -88,6 +91,7 @@ export const ratesRoute = scopedRoute('search.rates', {
 export const priceCheckRoute = scopedRoute('search.priceCheck', {
   method: 'get',
   path: '/search/price-check',
+  operationId: 'checkPrice',
   tags: ['Search'],
   summary: 'Re-verify a rate with the provider and get a book_token',
   description:
@@ -96,6 +100,10 @@ export const priceCheckRoute = scopedRoute('search.priceCheck', {
   request: { query: z.object({ token: z.string().min(1).max(4096).openapi({ description: 'A price_check_token' }) }) },
   responses: {
     200: { description: 'The verified offer', content: { 'application/json': { schema: z.object({ data: PriceCheckWire, meta: Meta }) } } },
-    ...errorResponses(ValidationError, TokenExpiredError, UpstreamError),
+    ...errorResponses(
+      [ValidationError, 'VALIDATION_ERROR: the token is missing or too long (details.fields); INVALID_TOKEN: a malformed, altered or foreign token'],
+      TokenExpiredError,
+      UpstreamError,
+    ),
   },
 });

@@ -126,9 +126,9 @@ export const PropertyAvailabilityWire = z
 export const stayQuery = {
   checkin: searchRules.checkin.openapi({ example: '2026-12-24' }),
   checkout: searchRules.checkout.openapi({ example: '2026-12-26' }),
-  adults: intParam(searchRules.adults).optional().openapi({ type: 'integer', minimum: 1 }),
-  children: intParam(searchRules.children).optional().openapi({ type: 'integer', minimum: 0 }),
-  rooms: intParam(searchRules.rooms).optional().openapi({ type: 'integer', minimum: 1 }),
+  adults: intParam(searchRules.adults).optional(),
+  children: intParam(searchRules.children).optional(),
+  rooms: intParam(searchRules.rooms).optional(),
   currency: searchRules.currency.optional().openapi({ enum: [...CURRENCIES], default: 'KRW' }),
 };
 
@@ -137,7 +137,7 @@ export const MultiQuery = z.object({
   occupancy: occupancyListParam(searchRules.occupancy, 'Repeatable, one per room: <adults> or <adults>-<age>,<age>. Not with adults.').optional(),
   property_id: propertyIdListParam('One id, several comma-separated, or repeated (at most 100)').optional(),
   city: searchRules.city.optional(),
-  star_rating_min: numberParam(searchRules.starRatingMin).optional().openapi({ type: 'number' }),
+  star_rating_min: numberParam(searchRules.starRatingMin).optional(),
   amenities: listParam(searchRules.amenityCode, { commas: true })
     .pipe(searchRules.amenities)
     .optional()
@@ -149,11 +149,11 @@ export const MultiQuery = z.object({
       items: { type: 'string', pattern: '^[a-z0-9_]{1,64}(,[a-z0-9_]{1,64})*$' },
       param: { style: 'form', explode: true },
     }),
-  price_min: numberParam(searchRules.price).optional().openapi({ type: 'number', description: 'Per night, request currency' }),
-  price_max: numberParam(searchRules.price).optional().openapi({ type: 'number', description: 'Per night, request currency' }),
+  price_min: numberParam(searchRules.price).optional().openapi({ description: 'Per night, request currency' }),
+  price_max: numberParam(searchRules.price).optional().openapi({ description: 'Per night, request currency' }),
   sort_by: searchRules.sortBy.optional().openapi({ description: 'Default: available first, then by property id' }),
-  page: intParam(searchRules.page).optional().openapi({ type: 'integer', default: 1 }),
-  per_page: intParam(searchRules.perPage).optional().openapi({ type: 'integer', default: 20, maximum: 100 }),
+  page: intParam(searchRules.page).optional().openapi({ default: 1 }),
+  per_page: intParam(searchRules.perPage).optional().openapi({ default: 20 }),
 });
 
 export const PriceCheckWire = z

@@ -29,6 +29,7 @@ const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema
 export const createRoute = scopedRoute('webhook.create', {
   method: 'post',
   path: '/webhooks',
+  operationId: 'createWebhook',
   tags: TAGS,
   summary: 'Subscribe a URL to booking events',
   description:
@@ -52,6 +53,7 @@ export const createRoute = scopedRoute('webhook.create', {
 export const listRoute = scopedRoute('webhooks.list', {
   method: 'get',
   path: '/webhooks',
+  operationId: 'listWebhooks',
   tags: TAGS,
   summary: "The channel's webhooks, oldest first",
   responses: {
@@ -62,6 +64,7 @@ export const listRoute = scopedRoute('webhooks.list', {
 export const getRoute = scopedRoute('webhook.read', {
   method: 'get',
   path: '/webhooks/{id}',
+  operationId: 'getWebhook',
   tags: TAGS,
   summary: 'One webhook',
   request: { params: WebhookId },
@@ -74,6 +77,7 @@ export const getRoute = scopedRoute('webhook.read', {
 export const patchRoute = scopedRoute('webhook.update', {
   method: 'patch',
   path: '/webhooks/{id}',
+  operationId: 'updateWebhook',
   tags: TAGS,
   summary: 'Change a webhook, or hold and resume its deliveries',
   description: 'Omitted fields stay as they are; description null clears it. enabled true resumes a disabled webhook.',
@@ -90,6 +94,7 @@ export const patchRoute = scopedRoute('webhook.update', {
 export const deleteRoute = scopedRoute('webhook.delete', {
   method: 'delete',
   path: '/webhooks/{id}',
+  operationId: 'deleteWebhook',
   tags: TAGS,
   summary: 'Delete a webhook',
   description: 'Its delivery log goes with it; deliveries not yet made are dropped.',
@@ -103,6 +108,7 @@ export const deleteRoute = scopedRoute('webhook.delete', {
 export const pingRoute = scopedRoute('webhook.ping', {
   method: 'post',
   path: '/webhooks/{id}/ping',
+  operationId: 'pingWebhook',
   tags: TAGS,
   summary: 'Send a webhook.ping now',
   description:
@@ -118,6 +124,7 @@ export const pingRoute = scopedRoute('webhook.ping', {
 export const deliveriesRoute = scopedRoute('webhook.deliveries', {
   method: 'get',
   path: '/webhooks/{id}/deliveries',
+  operationId: 'listWebhookDeliveries',
   tags: TAGS,
   summary: "A webhook's deliveries, newest first, each with its attempts",
   description: 'Each payload is the booking record sent, guest details included: the route needs reservations:read as well as channels:write.',
@@ -134,6 +141,7 @@ export const deliveriesRoute = scopedRoute('webhook.deliveries', {
 export const deliveryRoute = scopedRoute('webhook.delivery', {
   method: 'get',
   path: '/webhooks/{id}/deliveries/{delivery_id}',
+  operationId: 'getWebhookDelivery',
   tags: TAGS,
   summary: 'One delivery with its attempts',
   description: 'The payload is the booking record sent, guest details included: the route needs reservations:read as well as channels:write.',
@@ -147,6 +155,7 @@ export const deliveryRoute = scopedRoute('webhook.delivery', {
 export const replayRoute = scopedRoute('webhook.replay', {
   method: 'post',
   path: '/webhooks/{id}/deliveries/{delivery_id}/replay',
+  operationId: 'replayWebhookDelivery',
   tags: TAGS,
   summary: 'Send a delivered or failed delivery again',
   description:
