@@ -12,6 +12,8 @@ import {
   type ChannelClientOptions,
   type Link,
 } from '../../clients/typescript/index.js';
+import { createGraphQLClient } from '../../clients/graphql/execute.js';
+import { BookDocument, PropertyPageDocument } from '../../clients/graphql/generated/graphql.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { day } from '../helpers/flow.js';
 import { checkAnswer, documentAjv } from '../helpers/openapi.js';
@@ -24,6 +26,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
  * link-chained journey (availability, price check, book, retrieve, cancel). Every answer the client
  * receives is checked against the document the service serves (test/helpers/openapi.ts, as the
  * conformance test does), by a middleware on the client; each test checks which answers were.
+ * The example GraphQL operations (clients/graphql) run typed against the same service.
  */
 
 type Version = 'v1' | 'v2';
@@ -54,19 +57,18 @@ function conformance(version: Version): Middleware {
 }
 
 /**
- * Options for a client of the running service: real HTTP through undici from a loopback address of
- * this file (so per-address limits of other files sharing Redis do not meet it).
+ * Real HTTP through undici from a loopback address of this file (so per-address limits of other
+ * files sharing Redis do not meet it).
  */
+async function http(request: Request): Promise<Response> {
+  const body = request.body ? await request.arrayBuffer() : undefined;
+  const res = await undiciFetch(request.url, { method: request.method, headers: [...request.headers], body, dispatcher: agent });
+  return new Response(res.status === 204 ? null : await res.arrayBuffer(), { status: res.status, statusText: res.statusText, headers: [...res.headers] });
+}
+
+/** Options for a client of the running service. */
 function over(credential?: ChannelClientOptions['credential']): ChannelClientOptions {
-  return {
-    baseUrl: origin,
-    ...(credential && { credential }),
-    fetch: async (request: Request) => {
-      const body = request.body ? await request.arrayBuffer() : undefined;
-      const res = await undiciFetch(request.url, { method: request.method, headers: [...request.headers], body, dispatcher: agent });
-      return new Response(res.status === 204 ? null : await res.arrayBuffer(), { status: res.status, statusText: res.statusText, headers: [...res.headers] });
-    },
-  };
+  return { baseUrl: origin, ...(credential && { credential }), fetch: http };
 }
 
 beforeAll(async () => {
@@ -275,5 +277,44 @@ describe('v2 through the generated client', () => {
       'GET /bookings/retrieve → 200',
       'PUT /bookings/cancel → 409',
     ]);
+  });
+});
+
+describe('GraphQL through the generated typed documents', () => {
+  it('the property page shows a bookable rate; the Book mutation books its offer', async () => {
+    const execute = createGraphQLClient({
+      url: `${origin}/graphql`,
+      headers: { 'X-Api-Key': channel.api_key },
+      fetch: ((input: string, init: RequestInit) => http(new Request(input, init))) as typeof fetch,
+    });
+    const stay = { checkin: day(55), checkout: day(57), adults: 2 };
+    let offer: { propertyId: number; token: string } | undefined;
+    for (let id = 1; id <= 10 && !offer; id++) {
+      const page = await execute(PropertyPageDocument, { id: String(id), stay });
+      expect(page.errors).toBeUndefined();
+      const property = page.data?.property;
+      expect(property?.propertyId).toBe(id);
+      const rate = property?.availability?.roomTypes.flatMap((r) => r.rates).find((r) => r.priceCheckToken && r.availableRooms > 0);
+      if (property && rate) offer = { propertyId: property.propertyId, token: rate.priceCheckToken! };
+    }
+    expect(offer, 'a property page with a bookable rate').toBeDefined();
+
+    // The price check of that token (v1, through the REST client), then the typed mutation.
+    const v1 = createChannelV1Client(over({ apiKey: channel.api_key }));
+    const check = await v1.GET('/search/price-check', { params: { query: { token: offer!.token } } });
+    const amount = check.data!.data.pricing!.billable_totals.inclusive_amount;
+    const booked = await execute(BookDocument, { input: { bookToken: check.data!.data.book_token!, bookerName: 'Minji Kim' } });
+    expect(booked.errors).toBeUndefined();
+    const result = booked.data!.createBooking;
+    expect(result.__typename).toBe('CreateBookingSuccess');
+    if (result.__typename !== 'CreateBookingSuccess') return;
+    // Money is a JSON number in GraphQL (a string in REST v1).
+    expect(result.booking).toMatchObject({ status: 'CONFIRMED', totalAmount: amount, currency: 'KRW' });
+
+    // The same token again: a typed error member, with the booking it made.
+    const again = await execute(BookDocument, { input: { bookToken: check.data!.data.book_token!, bookerName: 'Minji Kim' } });
+    const second = again.data!.createBooking;
+    expect(second.__typename).toBe('BookTokenError');
+    if (second.__typename === 'BookTokenError') expect(second).toMatchObject({ code: 'BOOK_TOKEN_USED', bookingId: result.booking.bookingId });
   });
 });
