@@ -57,6 +57,14 @@ module.exports = {
       },
     },
     {
+      name: 'clients-stand-alone',
+      severity: 'error',
+      comment:
+        'The generated clients (clients/, docs/client.md) are for partners: they import nothing of the service, its tests or scripts (only their own files and their libraries).',
+      from: { path: '^clients/' },
+      to: { path: '^(src|rest-adapters|test|scripts|bench)/' },
+    },
+    {
       name: 'prisma-client-only-in-services-and-db',
       severity: 'error',
       comment: 'The generated Prisma client is imported only from src/services and src/db.',

@@ -1,14 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { SCOPES, type Scope } from '../../src/services/access/index.js';
 import { day, v1 } from '../helpers/flow.js';
 import { apiKey, startTestService, uniqueIp, type TestService } from '../helpers/service.js';
-import { resolve } from '../helpers/openapi.js';
+import { checkAnswer, documentAjv, pointer, resolve, undeclared } from '../helpers/openapi.js';
 
 /**
  * The OpenAPI 3.1 documents of v1 and v2 (docs/spec/channel-api.md §9, docs/spec/DECISIONS.md "Surfaces"): both are valid
@@ -41,8 +40,7 @@ let payer: IssuedCredentials;
 let offsetMs = 0;
 const clock = () => new Date(Date.now() + offsetMs);
 const docs = {} as Record<Version, Json>;
-const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
-(addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);
+const ajv = documentAjv();
 /** Statuses seen per operation (`v1 GET /bookings/{id}`). */
 const seen = new Map<string, Set<number>>();
 
@@ -64,62 +62,11 @@ function operations(): Operation[] {
 
 // ---- checking a response against the document ----
 
-function pointer(segments: string[]): string {
-  return '#/' + segments.map((s) => encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
-}
-
-
 function validatorAt(version: Version, segments: string[]): ValidateFunction {
   const ref = docId(version) + pointer(segments);
   const validate = ajv.getSchema(ref);
   if (!validate) throw new Error(`no schema at ${ref}`);
   return validate;
-}
-
-/** The schema parts that apply to a value at one place (references followed, allOf flattened). */
-function partsOf(doc: Json, schema: Json, value: unknown): Json[] {
-  const s = resolve(doc, schema);
-  if (!s || typeof s !== 'object') return [];
-  const branches = s.anyOf ?? s.oneOf;
-  const own = [s];
-  if (branches) {
-    // The branch the value is of: null goes to the null branch, anything else to another one whose
-    // fixed fields (a discriminator's const or one-value enum) the value has.
-    const fits = (b: Json) => {
-      const branch = resolve(doc, b);
-      if ((value === null) !== (branch?.type === 'null')) return false;
-      if (value === null || typeof value !== 'object') return true;
-      if (!((branch?.required ?? []) as string[]).every((k) => k in (value as object))) return false;
-      return Object.entries<Json>(branch?.properties ?? {}).every(([k, p]) => {
-        const fixed = p?.const !== undefined ? [p.const] : Array.isArray(p?.enum) && p.enum.length === 1 ? p.enum : null;
-        return fixed === null || fixed.includes((value as Record<string, unknown>)[k]);
-      });
-    };
-    const pick = (branches as Json[]).find(fits);
-    if (pick) own.push(...partsOf(doc, pick, value));
-  }
-  for (const member of s.allOf ?? []) own.push(...partsOf(doc, member, value));
-  return own;
-}
-
-/** Fields of `value` that its schema does not declare (objects with declared properties only). */
-function undeclared(doc: Json, schema: Json, value: unknown, at: string): string[] {
-  if (value === null || typeof value !== 'object') return [];
-  const parts = partsOf(doc, schema, value);
-  if (Array.isArray(value)) {
-    const items = parts.find((p) => p.items)?.items;
-    return items ? value.flatMap((v, i) => undeclared(doc, items, v, `${at}[${i}]`)) : [];
-  }
-  const declared = new Map<string, Json>();
-  for (const p of parts) for (const [k, v] of Object.entries<Json>(p.properties ?? {})) if (!declared.has(k)) declared.set(k, v);
-  const additional = parts.find((p) => p.additionalProperties !== undefined)?.additionalProperties;
-  const closed = parts.some((p) => p.properties) && additional === undefined;
-  return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => {
-    const path = `${at}.${k}`;
-    if (declared.has(k)) return undeclared(doc, declared.get(k), v, path);
-    if (additional && typeof additional === 'object') return undeclared(doc, additional, v, path);
-    return closed ? [path] : [];
-  });
 }
 
 interface Answer {
@@ -187,40 +134,7 @@ async function call(version: Version, method: string, template: string, options:
   const text = await res.text();
   const where = `${method} ${path.slice(0, 160)} → ${res.status}`;
 
-  const statusKey = String(res.status);
-  expect(op.responses[statusKey], `${where}: a status its document does not list. Body: ${text.slice(0, 400)}`).toBeDefined();
-  const documented = resolve(doc, op.responses[statusKey]);
-
-  for (const [name, header] of Object.entries<Json>(documented.headers ?? {})) {
-    const h = resolve(doc, header);
-    const value = received.get(name);
-    if (h.required) expect(value, `${where}: header ${name} is required`).not.toBeNull();
-    if (value !== null && h.schema) {
-      const schema = resolve(doc, h.schema);
-      const typed = schema.type === 'integer' || schema.type === 'number' ? (/^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value) : value;
-      const check = ajv.compile(schema);
-      expect(check(typed), `${where}: header ${name}: ${value}: ${ajv.errorsText(check.errors)}`).toBe(true);
-    }
-  }
-
-  let parsed: Json = undefined;
-  if (!documented.content) {
-    expect(text, `${where}: no body is documented`).toBe('');
-  } else {
-    const type = (received.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    const media = documented.content[type];
-    expect(media, `${where}: content type "${type}" is not one of ${Object.keys(documented.content).join(', ')}`).toBeDefined();
-    const responseRef = resolve(doc, op.responses[statusKey]) === op.responses[statusKey]
-      ? ['paths', template, lower, 'responses', statusKey]
-      : (op.responses[statusKey].$ref as string).replace(/^#\//, '').split('/');
-    parsed = type === 'application/json' ? JSON.parse(text) : text;
-    if (media.schema) {
-      const validate = validatorAt(version, [...responseRef, 'content', type, 'schema']);
-      const valid = validate(parsed);
-      expect(valid, `${where}: the body does not fit the document: ${ajv.errorsText(validate.errors, { separator: '; ' })}\n${text.slice(0, 600)}`).toBe(true);
-      expect(undeclared(doc, media.schema, parsed, '$'), `${where}: fields the document does not declare`).toEqual([]);
-    }
-  }
+  const parsed = checkAnswer(ajv, doc, docId(version), template, method, { status: res.status, headers: received, text }, where);
 
   const key = opKey(version, method, template);
   if (!seen.has(key)) seen.set(key, new Set());
