@@ -15,153 +15,7 @@ export interface paths {
          * Step 1: rates of several properties, each bookable one with price-check links
          * @description Properties the provider does not know are left out. Price-check links expire 30 minutes after this call.
          */
-        get: {
-            parameters: {
-                query: {
-                    checkin: string;
-                    checkout: string;
-                    /** @description Required, repeated once per room: <adults> or <adults>-<age>,<age> (adults 1 to 8, ages 0 to 17) */
-                    occupancy: string[];
-                    /** @description Required, repeatable (or comma-separated), at most 100 */
-                    property_id: string[];
-                    currency?: "KRW" | "USD" | "JPY" | "EUR" | "CNY" | "HKD" | "SGD" | "THB" | "TWD" | "VND";
-                    /** @description The language of room names, bed groups and amenities: ko-KR, en-US, ja-JP or zh-CN (a bare ja is ja-JP). Without it the request's Accept-Language decides; an unsupported tag is served in ko-KR. */
-                    language?: string;
-                };
-                header?: {
-                    /** @description The language of the texts (descriptions, names, captions, policies): ko-KR, en-US, ja-JP, zh-CN. Quality values are honoured (`zh-CN;q=0.9, en;q=0.5`), and a bare `en` or `ja` picks en-US or ja-JP. Absent or unsupported: ko-KR. A text not translated into the language is served in ko-KR, field by field. The answer names its language in Content-Language and carries Vary: Accept-Language. */
-                    "Accept-Language"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description One object per property */
-                200: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        /** @description The language of the texts in the answer (Accept-Language negotiated; unsupported or absent: ko-KR) */
-                        "Content-Language": "ko-KR" | "en-US" | "ja-JP" | "zh-CN";
-                        /** @description Accept-Language among others: caches keep one answer per language */
-                        Vary: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["PropertyAvailabilityV2"][];
-                    };
-                };
-                /** @description INVALID_REQUEST: a missing or malformed parameter (details.fields lists each), or INVALID_TOKEN: restart at step 1 */
-                400: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
-                401: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED */
-                403: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
-                429: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        "Retry-After": components["headers"]["Retry-After"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
-                500: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UPSTREAM_ERROR: the inventory provider failed or did not answer in time */
-                502: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
-                503: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
-                504: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-            };
-        };
+        get: operations["v2SearchAvailability"];
         put?: never;
         post?: never;
         delete?: never;
@@ -181,159 +35,7 @@ export interface paths {
          * Step 2: re-verify the price and get the book link
          * @description Call links.price_check.href of step 1 as given. matched: the price holds; price_changed: occupancy_pricing holds the new prices, which the book link carries; sold_out: no book link, restart at step 1. 400 INVALID_TOKEN (malformed, altered, another kind or another channel's), 410 TOKEN_EXPIRED, 403 FORBIDDEN when the path does not match the token.
          */
-        get: {
-            parameters: {
-                query: {
-                    /** @description From the price_check link */
-                    token: string;
-                };
-                header?: never;
-                path: {
-                    /** @description As in the price_check href; a path that differs from the token is 403 */
-                    propertyId: string;
-                    /** @description As in the price_check href; a path that differs from the token is 403 */
-                    roomId: string;
-                    /** @description As in the price_check href; a path that differs from the token is 403 */
-                    rateId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The verified offer */
-                200: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["PriceCheckV2"];
-                    };
-                };
-                /** @description INVALID_REQUEST: a missing or malformed parameter (details.fields lists each), or INVALID_TOKEN: restart at step 1 */
-                400: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
-                401: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED */
-                403: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description TOKEN_EXPIRED: restart at step 1 */
-                410: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
-                429: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        "Retry-After": components["headers"]["Retry-After"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
-                500: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UPSTREAM_ERROR: the inventory provider failed or did not answer in time */
-                502: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
-                503: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
-                504: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-            };
-        };
+        get: operations["v2CheckPrice"];
         put?: never;
         post?: never;
         delete?: never;
@@ -355,217 +57,7 @@ export interface paths {
          * Step 3: book (one room per occupancy of each book token, all or nothing)
          * @description The token comes from the price check's links.book (query `token`), or several in `book_tokens`. One booking per room, each charged its share; if the provider refuses or fails one room, nothing is booked or charged. 409 TOKEN_ALREADY_USED, 400 INVALID_TOKEN, 410 TOKEN_EXPIRED; 402 INSUFFICIENT_BALANCE; 409 SOLD_OUT or PRICE_CHANGED; 502.
          */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description From the link; call the href as given */
-                    token?: string;
-                };
-                header?: {
-                    /** @description Repeat a request safely: the first response is given again for 24 hours to the same key with the same method, path, query string and body; the same key with another request is 409 IDEMPOTENCY_KEY_REUSED */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["V2CreateBooking"];
-                };
-            };
-            responses: {
-                /** @description Booked */
-                201: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itinerary_id: string;
-                            links: {
-                                retrieve: components["schemas"]["Link"];
-                                cancel?: components["schemas"]["Link"];
-                            };
-                        };
-                    };
-                };
-                /** @description INVALID_REQUEST (details.fields: a bad body, no token, or both the query token and book_tokens; a bad Idempotency-Key), or INVALID_TOKEN */
-                400: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
-                401: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INSUFFICIENT_BALANCE: the channel balance does not cover the charge (production only); details.required and details.available */
-                402: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED */
-                403: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description TOKEN_ALREADY_USED, SOLD_OUT or PRICE_CHANGED (nothing booked), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After) */
-                409: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description TOKEN_EXPIRED: restart at step 1 */
-                410: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description PAYLOAD_TOO_LARGE: the request body exceeds the limit (1 MiB by default; details.limit_bytes) */
-                413: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description The request body is not sent as application/json */
-                415: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
-                429: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        "Retry-After": components["headers"]["Retry-After"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
-                500: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UPSTREAM_ERROR: nothing is booked or charged */
-                502: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
-                503: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
-                504: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-            };
-        };
+        post: operations["v2CreateBooking"];
         delete?: never;
         options?: never;
         head?: never;
@@ -580,139 +72,7 @@ export interface paths {
             cookie?: never;
         };
         /** Step 4a: retrieve (the link never expires and keeps working after cancelling) */
-        get: {
-            parameters: {
-                query: {
-                    /** @description From the link; call the href as given */
-                    token: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The itinerary */
-                200: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["V2Itinerary"];
-                    };
-                };
-                /** @description INVALID_REQUEST (no token), or INVALID_TOKEN: not a retrieve link of this channel */
-                400: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
-                401: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED */
-                403: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description NOT_FOUND: the itinerary is gone */
-                404: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
-                429: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        "Retry-After": components["headers"]["Retry-After"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
-                500: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
-                503: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
-                504: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-            };
-        };
+        get: operations["v2RetrieveBooking"];
         put?: never;
         post?: never;
         delete?: never;
@@ -733,199 +93,7 @@ export interface paths {
          * Step 4b: cancel every room (the link is consumed by its success)
          * @description 409 TOKEN_ALREADY_USED once used; 409 BOOKING_NOT_CANCELLABLE after check-in; 502 (the provider failed, or in production does not know a room and so does not confirm its cancellation): rooms not cancelled stay as they were, and the same link cancels them.
          */
-        put: {
-            parameters: {
-                query: {
-                    /** @description From the link; call the href as given */
-                    token: string;
-                };
-                header?: {
-                    /** @description Repeat a request safely: the first response is given again for 24 hours to the same key with the same method, path, query string and body; the same key with another request is 409 IDEMPOTENCY_KEY_REUSED */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Cancelled */
-                200: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itinerary_id: string;
-                            /** @enum {string} */
-                            status: "cancelled";
-                            cancel_refund: components["schemas"]["CancelRefund"];
-                        };
-                    };
-                };
-                /** @description INVALID_REQUEST (no token, a bad Idempotency-Key), or INVALID_TOKEN: not a cancel link of this channel */
-                400: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
-                401: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED */
-                403: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description NOT_FOUND: the itinerary is gone */
-                404: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description TOKEN_ALREADY_USED (every room is cancelled), BOOKING_NOT_CANCELLABLE (details.status), IDEMPOTENCY_KEY_REUSED or IDEMPOTENCY_KEY_IN_PROGRESS */
-                409: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description TOKEN_EXPIRED: the cancel link lapsed at check-in; retrieve the booking for its state */
-                410: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description PAYLOAD_TOO_LARGE: the request body exceeds the limit (1 MiB by default; details.limit_bytes) */
-                413: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
-                429: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        "Retry-After": components["headers"]["Retry-After"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
-                500: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UPSTREAM_ERROR: rooms not cancelled stay as they were; the same link cancels them */
-                502: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
-                503: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
-                504: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-            };
-        };
+        put: operations["v2CancelBooking"];
         post?: never;
         delete?: never;
         options?: never;
@@ -941,145 +109,7 @@ export interface paths {
             cookie?: never;
         };
         /** Properties in id order, a page at a time */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description next_page_token of the previous page; omit (or leave empty) for the first page */
-                    page_token?: string;
-                    per_page?: number;
-                    /** @description Only properties whose content changed after this instant. With a page_token it may be omitted; if sent, it must be the first page's. */
-                    updated_since?: string;
-                };
-                header?: {
-                    /** @description The language of the texts (descriptions, names, captions, policies): ko-KR, en-US, ja-JP, zh-CN. Quality values are honoured (`zh-CN;q=0.9, en;q=0.5`), and a bare `en` or `ja` picks en-US or ja-JP. Absent or unsupported: ko-KR. A text not translated into the language is served in ko-KR, field by field. The answer names its language in Content-Language and carries Vary: Accept-Language. */
-                    "Accept-Language"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of properties */
-                200: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["PropertyListV2"];
-                    };
-                };
-                /** @description INVALID_REQUEST: a missing or malformed parameter (details.fields lists each), or INVALID_TOKEN: restart at step 1 */
-                400: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
-                401: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED */
-                403: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
-                429: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        "Retry-After": components["headers"]["Retry-After"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
-                500: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UPSTREAM_ERROR: the inventory provider failed or did not answer in time */
-                502: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
-                503: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
-                504: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-            };
-        };
+        get: operations["v2ListProperties"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1096,154 +126,7 @@ export interface paths {
             cookie?: never;
         };
         /** One property */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description The language of the texts (descriptions, names, captions, policies): ko-KR, en-US, ja-JP, zh-CN. Quality values are honoured (`zh-CN;q=0.9, en;q=0.5`), and a bare `en` or `ja` picks en-US or ja-JP. Absent or unsupported: ko-KR. A text not translated into the language is served in ko-KR, field by field. The answer names its language in Content-Language and carries Vary: Accept-Language. */
-                    "Accept-Language"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The property */
-                200: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["PropertyV2"];
-                    };
-                };
-                /** @description INVALID_REQUEST: a missing or malformed parameter (details.fields lists each), or INVALID_TOKEN: restart at step 1 */
-                400: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
-                401: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED */
-                403: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description NOT_FOUND: no such resource of this channel (another channel's resource is also 404) */
-                404: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
-                429: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        "Retry-After": components["headers"]["Retry-After"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
-                500: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UPSTREAM_ERROR: the inventory provider failed or did not answer in time */
-                502: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
-                503: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
-                504: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-            };
-        };
+        get: operations["v2GetProperty"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1260,154 +143,7 @@ export interface paths {
             cookie?: never;
         };
         /** Room types of a property */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description The language of the texts (descriptions, names, captions, policies): ko-KR, en-US, ja-JP, zh-CN. Quality values are honoured (`zh-CN;q=0.9, en;q=0.5`), and a bare `en` or `ja` picks en-US or ja-JP. Absent or unsupported: ko-KR. A text not translated into the language is served in ko-KR, field by field. The answer names its language in Content-Language and carries Vary: Accept-Language. */
-                    "Accept-Language"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The room types */
-                200: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["RoomTypeV2"][];
-                    };
-                };
-                /** @description INVALID_REQUEST: a missing or malformed parameter (details.fields lists each), or INVALID_TOKEN: restart at step 1 */
-                400: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
-                401: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED */
-                403: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description NOT_FOUND: no such resource of this channel (another channel's resource is also 404) */
-                404: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
-                429: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        "Retry-After": components["headers"]["Retry-After"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
-                500: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description UPSTREAM_ERROR: the inventory provider failed or did not answer in time */
-                502: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
-                503: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-                /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
-                504: {
-                    headers: {
-                        "X-Request-Id": components["headers"]["X-Request-Id"];
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorEnvelope"];
-                    };
-                };
-            };
-        };
+        get: operations["v2ListRoomTypes"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1997,7 +733,10 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description Sandbox only (production ignores it): forces an outcome of the provider for this request. price_changed and sold_out at the price check (and sold_out when booking); upstream_error: 502; upstream_timeout: 502 after the provider deadline; pending: the booking is created pending. Other values are ignored. */
+        XTestScenario: "price_changed" | "sold_out" | "upstream_error" | "upstream_timeout" | "pending";
+    };
     requestBodies: never;
     headers: {
         /** @description The request id, the same as meta.request_id; a UUID sent in X-Request-Id is kept */
@@ -2022,4 +761,2096 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    v2SearchAvailability: {
+        parameters: {
+            query: {
+                checkin: string;
+                checkout: string;
+                /** @description Required, repeated once per room: <adults> or <adults>-<age>,<age> (adults 1 to 8, ages 0 to 17) Example: occupancy=2&occupancy=1-5,9 (two rooms: two adults; one adult with children of 5 and 9). */
+                occupancy: string[];
+                /** @description Required, repeatable (or comma-separated), at most 100. Example: property_id=12 or property_id=12,14. */
+                property_id: string[];
+                currency?: "KRW" | "USD" | "JPY" | "EUR" | "CNY" | "HKD" | "SGD" | "THB" | "TWD" | "VND";
+                /** @description The language of room names, bed groups and amenities: ko-KR, en-US, ja-JP or zh-CN (a bare ja is ja-JP). Without it the request's Accept-Language decides; an unsupported tag is served in ko-KR. */
+                language?: string;
+            };
+            header?: {
+                /** @description The language of the texts (descriptions, names, captions, policies): ko-KR, en-US, ja-JP, zh-CN. Quality values are honoured (`zh-CN;q=0.9, en;q=0.5`), and a bare `en` or `ja` picks en-US or ja-JP. Absent or unsupported: ko-KR. A text not translated into the language is served in ko-KR, field by field. The answer names its language in Content-Language and carries Vary: Accept-Language. Example: `en-US`. */
+                "Accept-Language"?: string;
+                /** @description Sandbox only (production ignores it): forces an outcome of the provider for this request. price_changed and sold_out at the price check (and sold_out when booking); upstream_error: 502; upstream_timeout: 502 after the provider deadline; pending: the booking is created pending. Other values are ignored. */
+                "X-Test-Scenario"?: components["parameters"]["XTestScenario"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One object per property */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description The language of the texts in the answer (Accept-Language negotiated; unsupported or absent: ko-KR) */
+                    "Content-Language": "ko-KR" | "en-US" | "ja-JP" | "zh-CN";
+                    /** @description Accept-Language among others: caches keep one answer per language */
+                    Vary: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "property_id": "property id",
+                     *         "status": "available",
+                     *         "rooms": [
+                     *           {
+                     *             "id": "3f1c2b9e-5a7d-4c1e-9b2a-7d4e8f6a1c20",
+                     *             "room_name": "Deluxe Double Room",
+                     *             "rates": [
+                     *               {
+                     *                 "id": "3f1c2b9e-5a7d-4c1e-9b2a-7d4e8f6a1c20",
+                     *                 "status": "available",
+                     *                 "available_rooms": 3,
+                     *                 "refundable": true,
+                     *                 "occupancy_pricing": {},
+                     *                 "bed_groups": {},
+                     *                 "cancel_penalties": [
+                     *                   {
+                     *                     "start": "2026-11-27T09:30:00.000Z",
+                     *                     "end": "2026-11-27T09:30:00.000Z",
+                     *                     "percent": 1,
+                     *                     "amount": 1,
+                     *                     "currency": "KRW"
+                     *                   }
+                     *                 ],
+                     *                 "amenities": {},
+                     *                 "promotions": null,
+                     *                 "deposits": []
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["PropertyAvailabilityV2"][];
+                };
+            };
+            /** @description INVALID_REQUEST: a missing or malformed parameter (details.fields lists each) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (details.required_scope), IP_NOT_ALLOWED or HTTPS_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INSUFFICIENT_SCOPE" | "IP_NOT_ALLOWED" | "HTTPS_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description UPSTREAM_ERROR: the inventory provider failed or did not answer in time */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UPSTREAM_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "REQUEST_TIMEOUT";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    v2CheckPrice: {
+        parameters: {
+            query: {
+                /** @description From the price_check link */
+                token: string;
+            };
+            header?: {
+                /** @description Sandbox only (production ignores it): forces an outcome of the provider for this request. price_changed and sold_out at the price check (and sold_out when booking); upstream_error: 502; upstream_timeout: 502 after the provider deadline; pending: the booking is created pending. Other values are ignored. */
+                "X-Test-Scenario"?: components["parameters"]["XTestScenario"];
+            };
+            path: {
+                /** @description As in the price_check href; a path that differs from the token is 403 */
+                propertyId: string;
+                /** @description As in the price_check href; a path that differs from the token is 403 */
+                roomId: string;
+                /** @description As in the price_check href; a path that differs from the token is 403 */
+                rateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verified offer */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "matched",
+                     *       "occupancy_pricing": {},
+                     *       "refundable": true,
+                     *       "cancel_penalties": [
+                     *         {
+                     *           "start": "2026-11-27T09:30:00.000Z",
+                     *           "end": "2026-11-27T09:30:00.000Z",
+                     *           "percent": 1,
+                     *           "amount": 1,
+                     *           "currency": "KRW"
+                     *         }
+                     *       ],
+                     *       "links": {
+                     *         "book": {
+                     *           "method": "GET",
+                     *           "href": "/api/channel/v2/bookings?token=eyJ...",
+                     *           "expires": "2026-11-27T10:00:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PriceCheckV2"];
+                };
+            };
+            /** @description INVALID_REQUEST: no token (details.fields), or INVALID_TOKEN: restart at step 1 */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_REQUEST" | "INVALID_TOKEN";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (details.required_scope), or FORBIDDEN: the path does not match the token; call the href as given; IP_NOT_ALLOWED or HTTPS_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INSUFFICIENT_SCOPE" | "FORBIDDEN" | "IP_NOT_ALLOWED" | "HTTPS_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /** @description TOKEN_EXPIRED: restart at step 1 */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TOKEN_EXPIRED";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description UPSTREAM_ERROR: the inventory provider failed or did not answer in time */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UPSTREAM_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "REQUEST_TIMEOUT";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    v2CreateBooking: {
+        parameters: {
+            query?: {
+                /** @description From the link; call the href as given */
+                token?: string;
+            };
+            header?: {
+                /** @description Repeat a request safely: the first response is given again for 24 hours to the same key with the same method, path, query string and body; the same key with another request is 409 IDEMPOTENCY_KEY_REUSED */
+                "idempotency-key"?: string;
+                /** @description Sandbox only (production ignores it): forces an outcome of the provider for this request. price_changed and sold_out at the price check (and sold_out when booking); upstream_error: 502; upstream_timeout: 502 after the provider deadline; pending: the booking is created pending. Other values are ignored. */
+                "X-Test-Scenario"?: components["parameters"]["XTestScenario"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rooms": [
+                 *         {
+                 *           "given_name": "Minji",
+                 *           "family_name": "Kim"
+                 *         }
+                 *       ],
+                 *       "affiliate_reference_id": "OTA-2026-0042",
+                 *       "book_tokens": [
+                 *         "bkt_eyJ2IjoxfQ.c2lnbmF0dXJl"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["V2CreateBooking"];
+            };
+        };
+        responses: {
+            /** @description Booked */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "itinerary_id": "3f1c2b9e-5a7d-4c1e-9b2a-7d4e8f6a1c20",
+                     *       "links": {
+                     *         "retrieve": {
+                     *           "method": "GET",
+                     *           "href": "/api/channel/v2/bookings?token=eyJ...",
+                     *           "expires": "2026-11-27T10:00:00.000Z"
+                     *         },
+                     *         "cancel": {
+                     *           "method": "GET",
+                     *           "href": "/api/channel/v2/bookings?token=eyJ...",
+                     *           "expires": "2026-11-27T10:00:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        itinerary_id: string;
+                        links: {
+                            retrieve: components["schemas"]["Link"];
+                            cancel?: components["schemas"]["Link"];
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST (details.fields: a bad body, no token, or both the query token and book_tokens; a bad Idempotency-Key), or INVALID_TOKEN */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_REQUEST" | "INVALID_TOKEN";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_BALANCE: the channel balance does not cover the charge (production only); details.required and details.available */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INSUFFICIENT_BALANCE";
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (details.required_scope), IP_NOT_ALLOWED or HTTPS_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INSUFFICIENT_SCOPE" | "IP_NOT_ALLOWED" | "HTTPS_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /** @description TOKEN_ALREADY_USED, SOLD_OUT or PRICE_CHANGED (nothing booked), IDEMPOTENCY_KEY_REUSED, or IDEMPOTENCY_KEY_IN_PROGRESS (with Retry-After) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TOKEN_ALREADY_USED" | "SOLD_OUT" | "PRICE_CHANGED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_PROGRESS";
+                        };
+                    };
+                };
+            };
+            /** @description TOKEN_EXPIRED: restart at step 1 */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TOKEN_EXPIRED";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body exceeds the limit (1 MiB by default; details.limit_bytes) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the request body is not sent as application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description UPSTREAM_ERROR: nothing is booked or charged */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UPSTREAM_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "REQUEST_TIMEOUT";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    v2RetrieveBooking: {
+        parameters: {
+            query: {
+                /** @description From the link; call the href as given */
+                token: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The itinerary */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "itinerary_id": "3f1c2b9e-5a7d-4c1e-9b2a-7d4e8f6a1c20",
+                     *       "status": "confirmed",
+                     *       "property_id": "property id",
+                     *       "checkin": "2026-12-24",
+                     *       "checkout": "2026-12-26",
+                     *       "request_currency": "KRW",
+                     *       "billable_currency": "KRW",
+                     *       "affiliate_reference_id": "OTA-2026-0042",
+                     *       "rooms": [
+                     *         {
+                     *           "room_id": "rm_3a1f9c2e7b",
+                     *           "rate_id": "rt_8d2c4e6f1a",
+                     *           "bed_group_id": "bg_1",
+                     *           "bed_group_description": "1 double bed",
+                     *           "status": "confirmed",
+                     *           "refundable": true,
+                     *           "guest": {
+                     *             "given_name": "Minji",
+                     *             "family_name": "Kim"
+                     *           },
+                     *           "occupancy_pricing": {},
+                     *           "cancel_penalties": [
+                     *             {
+                     *               "start": "2026-11-27T09:30:00.000Z",
+                     *               "end": "2026-11-27T09:30:00.000Z",
+                     *               "percent": 1,
+                     *               "amount": 1,
+                     *               "currency": "KRW"
+                     *             }
+                     *           ],
+                     *           "cancel_refund": {
+                     *             "refundable": true,
+                     *             "refund_amount": 182400,
+                     *             "penalty_amount": 0,
+                     *             "currency": "KRW"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "links": {
+                     *         "cancel": {
+                     *           "method": "GET",
+                     *           "href": "/api/channel/v2/bookings?token=eyJ...",
+                     *           "expires": "2026-11-27T10:00:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["V2Itinerary"];
+                };
+            };
+            /** @description INVALID_REQUEST (no token), or INVALID_TOKEN: not a retrieve link of this channel */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_REQUEST" | "INVALID_TOKEN";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (details.required_scope), IP_NOT_ALLOWED or HTTPS_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INSUFFICIENT_SCOPE" | "IP_NOT_ALLOWED" | "HTTPS_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the itinerary is gone */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "REQUEST_TIMEOUT";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    v2CancelBooking: {
+        parameters: {
+            query: {
+                /** @description From the link; call the href as given */
+                token: string;
+            };
+            header?: {
+                /** @description Repeat a request safely: the first response is given again for 24 hours to the same key with the same method, path, query string and body; the same key with another request is 409 IDEMPOTENCY_KEY_REUSED */
+                "idempotency-key"?: string;
+                /** @description Sandbox only (production ignores it): forces an outcome of the provider for this request. price_changed and sold_out at the price check (and sold_out when booking); upstream_error: 502; upstream_timeout: 502 after the provider deadline; pending: the booking is created pending. Other values are ignored. */
+                "X-Test-Scenario"?: components["parameters"]["XTestScenario"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "itinerary_id": "3f1c2b9e-5a7d-4c1e-9b2a-7d4e8f6a1c20",
+                     *       "status": "cancelled",
+                     *       "cancel_refund": {
+                     *         "refundable": true,
+                     *         "refund_amount": 182400,
+                     *         "penalty_amount": 0,
+                     *         "currency": "KRW"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        itinerary_id: string;
+                        /** @enum {string} */
+                        status: "cancelled";
+                        cancel_refund: components["schemas"]["CancelRefund"];
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST (no token, a bad Idempotency-Key), or INVALID_TOKEN: not a cancel link of this channel */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_REQUEST" | "INVALID_TOKEN";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (details.required_scope), IP_NOT_ALLOWED or HTTPS_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INSUFFICIENT_SCOPE" | "IP_NOT_ALLOWED" | "HTTPS_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the itinerary is gone */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description TOKEN_ALREADY_USED (every room is cancelled), BOOKING_NOT_CANCELLABLE (details.status), IDEMPOTENCY_KEY_REUSED or IDEMPOTENCY_KEY_IN_PROGRESS */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TOKEN_ALREADY_USED" | "BOOKING_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_PROGRESS";
+                        };
+                    };
+                };
+            };
+            /** @description TOKEN_EXPIRED: the cancel link lapsed at check-in; retrieve the booking for its state */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TOKEN_EXPIRED";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body exceeds the limit (1 MiB by default; details.limit_bytes) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description UPSTREAM_ERROR: rooms not cancelled stay as they were; the same link cancels them */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UPSTREAM_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "REQUEST_TIMEOUT";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    v2ListProperties: {
+        parameters: {
+            query?: {
+                /** @description next_page_token of the previous page; omit (or leave empty) for the first page */
+                page_token?: string;
+                per_page?: number;
+                /** @description Only properties whose content changed after this instant. With a page_token it may be omitted; if sent, it must be the first page's. */
+                updated_since?: string;
+            };
+            header?: {
+                /** @description The language of the texts (descriptions, names, captions, policies): ko-KR, en-US, ja-JP, zh-CN. Quality values are honoured (`zh-CN;q=0.9, en;q=0.5`), and a bare `en` or `ja` picks en-US or ja-JP. Absent or unsupported: ko-KR. A text not translated into the language is served in ko-KR, field by field. The answer names its language in Content-Language and carries Vary: Accept-Language. Example: `en-US`. */
+                "Accept-Language"?: string;
+                /** @description Sandbox only (production ignores it): forces an outcome of the provider for this request. price_changed and sold_out at the price check (and sold_out when booking); upstream_error: 502; upstream_timeout: 502 after the provider deadline; pending: the booking is created pending. Other values are ignored. */
+                "X-Test-Scenario"?: components["parameters"]["XTestScenario"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of properties */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "properties": [
+                     *         {
+                     *           "id": "1",
+                     *           "name": "Hanok Stay Seoul",
+                     *           "city": "Seoul",
+                     *           "country": "KR",
+                     *           "address": "12 Bukchon-ro, Jongno-gu, Seoul",
+                     *           "star_rating": 4.5,
+                     *           "latitude": 37.5826,
+                     *           "longitude": 126.9831,
+                     *           "timezone": "Asia/Seoul",
+                     *           "updated_at": "2026-10-01T09:30:00.000Z",
+                     *           "descriptions": {
+                     *             "headline": "A quiet hanok hotel steps from Gyeongbokgung Palace",
+                     *             "general": "Traditional wooden rooms around a courtyard, with modern bathrooms and underfloor heating.",
+                     *             "location": "In Bukchon Hanok Village, a 7-minute walk from Anguk station (line 3).",
+                     *             "rooms": "24 rooms, each with a rain shower, a minibar and free Wi-Fi.",
+                     *             "dining": "Korean breakfast is served in the courtyard from 07:00 to 10:00.",
+                     *             "amenities": "A rooftop terrace, a small fitness room and a 24-hour front desk."
+                     *           },
+                     *           "amenities": [
+                     *             {
+                     *               "code": "free_wifi",
+                     *               "group": "internet",
+                     *               "name": "Free Wi-Fi"
+                     *             },
+                     *             {
+                     *               "code": "fitness_center",
+                     *               "group": "wellness",
+                     *               "name": "Fitness center"
+                     *             }
+                     *           ],
+                     *           "images": [
+                     *             {
+                     *               "id": "p1-i1",
+                     *               "category": "exterior",
+                     *               "hero": true,
+                     *               "caption": "The hotel entrance at dusk",
+                     *               "links": {
+                     *                 "thumbnail": {
+                     *                   "href": "https://api.example.com/images/1/p1-i1/thumbnail.png",
+                     *                   "width": 200,
+                     *                   "height": 133
+                     *                 },
+                     *                 "medium": {
+                     *                   "href": "https://api.example.com/images/1/p1-i1/medium.png",
+                     *                   "width": 640,
+                     *                   "height": 427
+                     *                 },
+                     *                 "large": {
+                     *                   "href": "https://api.example.com/images/1/p1-i1/large.png",
+                     *                   "width": 1280,
+                     *                   "height": 853
+                     *                 }
+                     *               }
+                     *             }
+                     *           ],
+                     *           "checkin": {
+                     *             "begin_time": "15:00",
+                     *             "end_time": "23:00",
+                     *             "min_age": 19,
+                     *             "instructions": "Show the booking confirmation and a photo ID at the front desk."
+                     *           },
+                     *           "checkout": {
+                     *             "time": "11:00"
+                     *           },
+                     *           "policies": {
+                     *             "children": "Children of any age are welcome; under 7 stay free using existing beds.",
+                     *             "pets": "Pets are not allowed.",
+                     *             "extra_beds": "An extra bed costs KRW 30,000 per night, on request.",
+                     *             "know_before_you_go": "The courtyard is quiet after 22:00."
+                     *           },
+                     *           "phone": "+82-2-1234-5678",
+                     *           "chain": {
+                     *             "id": "c1",
+                     *             "name": "Hanok Hotels"
+                     *           },
+                     *           "brand": {
+                     *             "id": "b1",
+                     *             "name": "Hanok Stay"
+                     *           },
+                     *           "spoken_languages": [
+                     *             "ko",
+                     *             "en",
+                     *             "ja"
+                     *           ],
+                     *           "review": {
+                     *             "score": 8.9,
+                     *             "count": 1204
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_page_token": "eyJhZnRlciI6MTJ9"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PropertyListV2"];
+                };
+            };
+            /** @description INVALID_REQUEST: a missing or malformed parameter (details.fields lists each) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (details.required_scope), IP_NOT_ALLOWED or HTTPS_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INSUFFICIENT_SCOPE" | "IP_NOT_ALLOWED" | "HTTPS_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description UPSTREAM_ERROR: the inventory provider failed or did not answer in time */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UPSTREAM_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "REQUEST_TIMEOUT";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    v2GetProperty: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The language of the texts (descriptions, names, captions, policies): ko-KR, en-US, ja-JP, zh-CN. Quality values are honoured (`zh-CN;q=0.9, en;q=0.5`), and a bare `en` or `ja` picks en-US or ja-JP. Absent or unsupported: ko-KR. A text not translated into the language is served in ko-KR, field by field. The answer names its language in Content-Language and carries Vary: Accept-Language. Example: `en-US`. */
+                "Accept-Language"?: string;
+                /** @description Sandbox only (production ignores it): forces an outcome of the provider for this request. price_changed and sold_out at the price check (and sold_out when booking); upstream_error: 502; upstream_timeout: 502 after the provider deadline; pending: the booking is created pending. Other values are ignored. */
+                "X-Test-Scenario"?: components["parameters"]["XTestScenario"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The property */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "1",
+                     *       "name": "Hanok Stay Seoul",
+                     *       "city": "Seoul",
+                     *       "country": "KR",
+                     *       "address": "12 Bukchon-ro, Jongno-gu, Seoul",
+                     *       "star_rating": 4.5,
+                     *       "latitude": 37.5826,
+                     *       "longitude": 126.9831,
+                     *       "timezone": "Asia/Seoul",
+                     *       "updated_at": "2026-10-01T09:30:00.000Z",
+                     *       "descriptions": {
+                     *         "headline": "A quiet hanok hotel steps from Gyeongbokgung Palace",
+                     *         "general": "Traditional wooden rooms around a courtyard, with modern bathrooms and underfloor heating.",
+                     *         "location": "In Bukchon Hanok Village, a 7-minute walk from Anguk station (line 3).",
+                     *         "rooms": "24 rooms, each with a rain shower, a minibar and free Wi-Fi.",
+                     *         "dining": "Korean breakfast is served in the courtyard from 07:00 to 10:00.",
+                     *         "amenities": "A rooftop terrace, a small fitness room and a 24-hour front desk."
+                     *       },
+                     *       "amenities": [
+                     *         {
+                     *           "code": "free_wifi",
+                     *           "group": "internet",
+                     *           "name": "Free Wi-Fi"
+                     *         },
+                     *         {
+                     *           "code": "fitness_center",
+                     *           "group": "wellness",
+                     *           "name": "Fitness center"
+                     *         }
+                     *       ],
+                     *       "images": [
+                     *         {
+                     *           "id": "p1-i1",
+                     *           "category": "exterior",
+                     *           "hero": true,
+                     *           "caption": "The hotel entrance at dusk",
+                     *           "links": {
+                     *             "thumbnail": {
+                     *               "href": "https://api.example.com/images/1/p1-i1/thumbnail.png",
+                     *               "width": 200,
+                     *               "height": 133
+                     *             },
+                     *             "medium": {
+                     *               "href": "https://api.example.com/images/1/p1-i1/medium.png",
+                     *               "width": 640,
+                     *               "height": 427
+                     *             },
+                     *             "large": {
+                     *               "href": "https://api.example.com/images/1/p1-i1/large.png",
+                     *               "width": 1280,
+                     *               "height": 853
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "checkin": {
+                     *         "begin_time": "15:00",
+                     *         "end_time": "23:00",
+                     *         "min_age": 19,
+                     *         "instructions": "Show the booking confirmation and a photo ID at the front desk."
+                     *       },
+                     *       "checkout": {
+                     *         "time": "11:00"
+                     *       },
+                     *       "policies": {
+                     *         "children": "Children of any age are welcome; under 7 stay free using existing beds.",
+                     *         "pets": "Pets are not allowed.",
+                     *         "extra_beds": "An extra bed costs KRW 30,000 per night, on request.",
+                     *         "know_before_you_go": "The courtyard is quiet after 22:00."
+                     *       },
+                     *       "phone": "+82-2-1234-5678",
+                     *       "chain": {
+                     *         "id": "c1",
+                     *         "name": "Hanok Hotels"
+                     *       },
+                     *       "brand": {
+                     *         "id": "b1",
+                     *         "name": "Hanok Stay"
+                     *       },
+                     *       "spoken_languages": [
+                     *         "ko",
+                     *         "en",
+                     *         "ja"
+                     *       ],
+                     *       "review": {
+                     *         "score": 8.9,
+                     *         "count": 1204
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PropertyV2"];
+                };
+            };
+            /** @description INVALID_REQUEST: a missing or malformed parameter (details.fields lists each) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (details.required_scope), IP_NOT_ALLOWED or HTTPS_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INSUFFICIENT_SCOPE" | "IP_NOT_ALLOWED" | "HTTPS_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such resource of this channel (another channel's resource is also 404) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description UPSTREAM_ERROR: the inventory provider failed or did not answer in time */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UPSTREAM_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "REQUEST_TIMEOUT";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    v2ListRoomTypes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The language of the texts (descriptions, names, captions, policies): ko-KR, en-US, ja-JP, zh-CN. Quality values are honoured (`zh-CN;q=0.9, en;q=0.5`), and a bare `en` or `ja` picks en-US or ja-JP. Absent or unsupported: ko-KR. A text not translated into the language is served in ko-KR, field by field. The answer names its language in Content-Language and carries Vary: Accept-Language. Example: `en-US`. */
+                "Accept-Language"?: string;
+                /** @description Sandbox only (production ignores it): forces an outcome of the provider for this request. price_changed and sold_out at the price check (and sold_out when booking); upstream_error: 502; upstream_timeout: 502 after the provider deadline; pending: the booking is created pending. Other values are ignored. */
+                "X-Test-Scenario"?: components["parameters"]["XTestScenario"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The room types */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "1-r1",
+                     *         "property_id": "1",
+                     *         "name": "Deluxe Double Room",
+                     *         "max_occupancy": 3,
+                     *         "bed_groups": [
+                     *           {
+                     *             "id": "b1",
+                     *             "description": "1 queen bed"
+                     *           }
+                     *         ],
+                     *         "occupancy": {
+                     *           "max_total": 3,
+                     *           "max_adults": 2,
+                     *           "max_children": 1,
+                     *           "age_categories": [
+                     *             {
+                     *               "category": "adult",
+                     *               "min_age": 13,
+                     *               "max_age": null
+                     *             },
+                     *             {
+                     *               "category": "child",
+                     *               "min_age": 2,
+                     *               "max_age": 12
+                     *             },
+                     *             {
+                     *               "category": "infant",
+                     *               "min_age": 0,
+                     *               "max_age": 1
+                     *             }
+                     *           ]
+                     *         },
+                     *         "descriptions": {
+                     *           "overview": "A bright room facing the courtyard, with a queen bed and a rain shower."
+                     *         },
+                     *         "area": {
+                     *           "square_meters": 28
+                     *         },
+                     *         "views": [
+                     *           "courtyard"
+                     *         ],
+                     *         "amenities": [
+                     *           {
+                     *             "code": "free_wifi",
+                     *             "group": "internet",
+                     *             "name": "Free Wi-Fi"
+                     *           },
+                     *           {
+                     *             "code": "air_conditioning",
+                     *             "group": "general",
+                     *             "name": "Air conditioning"
+                     *           }
+                     *         ],
+                     *         "images": [
+                     *           {
+                     *             "id": "p1-r1-i1",
+                     *             "category": "room",
+                     *             "hero": false,
+                     *             "caption": "Deluxe Double Room",
+                     *             "links": {
+                     *               "thumbnail": {
+                     *                 "href": "https://api.example.com/images/1/p1-r1-i1/thumbnail.png",
+                     *                 "width": 200,
+                     *                 "height": 133
+                     *               },
+                     *               "medium": {
+                     *                 "href": "https://api.example.com/images/1/p1-r1-i1/medium.png",
+                     *                 "width": 640,
+                     *                 "height": 427
+                     *               },
+                     *               "large": {
+                     *                 "href": "https://api.example.com/images/1/p1-r1-i1/large.png",
+                     *                 "width": 1280,
+                     *                 "height": 853
+                     *               }
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["RoomTypeV2"][];
+                };
+            };
+            /** @description INVALID_REQUEST: a missing or malformed parameter (details.fields lists each) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_REQUEST";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED: no credential, or an unknown or revoked key, a revoked or expired token or a suspended app */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (details.required_scope), IP_NOT_ALLOWED or HTTPS_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INSUFFICIENT_SCOPE" | "IP_NOT_ALLOWED" | "HTTPS_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such resource of this channel (another channel's resource is also 404) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests for the channel's tier; retry after Retry-After seconds (details.retry_after) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMIT_EXCEEDED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description UPSTREAM_ERROR: the inventory provider failed or did not answer in time */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UPSTREAM_ERROR";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+            /** @description REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off) */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit.uncharged"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining.uncharged"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset.uncharged"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "REQUEST_TIMEOUT";
+                        };
+                    };
+                };
+            };
+        };
+    };
+}
