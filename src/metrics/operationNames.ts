@@ -21,7 +21,12 @@ export class OperationNames {
   private seen = 0;
 
   constructor(persisted: Iterable<string> = []) {
-    for (const name of persisted) if (name.length <= MAX_NAME_LENGTH) this.known.add(name);
+    this.allow(persisted);
+  }
+
+  /** Names that always get a label of their own (the persisted operations'), outside the budget. */
+  allow(names: Iterable<string>): void {
+    for (const name of names) if (name.length <= MAX_NAME_LENGTH) this.known.add(name);
   }
 
   label(name: string | undefined | null): string {
