@@ -9,7 +9,8 @@ type Timed = ServerResponse & { [STARTED]?: number };
  * The HTTP request histogram, recorded by the front (front.ts) when the answer is over: `close`
  * comes after the last byte, or when the client went away first (then 499, as no status was
  * sent). The route is the template that answered (Exchange.route), `unmatched` when none did.
- * One listener function per front, nothing made per request but the start time.
+ * One listener function per front (`on`, not `once`, which wraps it anew per request), nothing
+ * made per request but the start time.
  */
 export function httpMetrics(metrics: Metrics): (res: ServerResponse) => void {
   function onClose(this: Timed): void {
@@ -19,6 +20,6 @@ export function httpMetrics(metrics: Metrics): (res: ServerResponse) => void {
   }
   return (res) => {
     (res as Timed)[STARTED] = performance.now();
-    res.once('close', onClose);
+    res.on('close', onClose);
   };
 }
