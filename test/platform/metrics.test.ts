@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { day, v1 } from '../helpers/flow.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { eventually, startReceiver, type Receiver } from '../helpers/receiver.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -144,6 +144,29 @@ describe('after a booking flow', () => {
     expect(samples.some((s) => s.name === 'channel_graphql_subscriptions' && s.labels.transport === 'graphql_ws')).toBe(true);
     expect(samples.some((s) => s.name === 'channel_graphql_subscriptions' && s.labels.transport === 'http')).toBe(true);
     expect(total(samples, 'channel_graphql_ws_connections')).toBe(0);
+  });
+});
+
+describe('live subscriptions', () => {
+  it('an SSE subscription is counted under http while it lives, and its HTTP request once it ends', async () => {
+    const live = async () => total(await scrape(), 'channel_graphql_subscriptions', { transport: 'http' });
+    const route = { method: 'POST', route: '/graphql', status: '200' };
+    const requests = async () => total(await scrape(), 'channel_http_request_duration_seconds_count', route);
+    const before = await requests();
+    const res = await t.request('/graphql', {
+      method: 'POST',
+      headers: { ...apiKey(who), 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: 'subscription MetricsEvents { bookingEvents { type } }' }),
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    void reader.read().catch(() => undefined);
+    await eventually(async () => (await live()) === 1, 10_000, 'one live subscription');
+    // Still streaming: not yet an answer that finished.
+    expect(await requests()).toBe(before);
+    await reader.cancel();
+    await eventually(async () => (await live()) === 0, 10_000, 'no live subscription');
+    await eventually(async () => (await requests()) === before + 1, 10_000, 'the stream counted as a request');
   });
 });
 
