@@ -99,11 +99,9 @@ export class Metrics implements UpstreamObserver, DatabaseObserver {
 
   private readonly served: Registry;
 
-  constructor(
-    private readonly logger: Logger,
-    options: { persistedOperationNames?: Iterable<string> } = {},
-  ) {
-    this.operationNames = new OperationNames(options.persistedOperationNames);
+  constructor(private readonly logger: Logger) {
+    // The persisted operations' names are added by the GraphQL server (src/graphql/yoga.ts).
+    this.operationNames = new OperationNames();
     this.served = Registry.merge([this.registry, defaults()]);
   }
 
