@@ -65,6 +65,21 @@ module.exports = {
       to: { path: '^(src|rest-adapters|test|scripts|bench)/' },
     },
     {
+      name: 'metrics-imports-only-the-kernel',
+      severity: 'error',
+      comment:
+        'src/metrics imports at run time only services/kernel and its own folder (and prom-client): what it reads of the service comes through the observer interfaces the other modules declare and through watch(); type-only imports are allowed.',
+      from: { path: '^src/metrics/' },
+      to: { ...RUNTIME, path: '^(src|rest-adapters)/', pathNot: ['^src/services/kernel/', '^src/metrics/'] },
+    },
+    {
+      name: 'services-record-no-metrics',
+      severity: 'error',
+      comment: 'The domain does not import src/metrics at run time: a service that reports something takes an observer (as WebhookSender does).',
+      from: { path: '^src/services/' },
+      to: { ...RUNTIME, path: '^src/metrics/' },
+    },
+    {
       name: 'prisma-client-only-in-services-and-db',
       severity: 'error',
       comment: 'The generated Prisma client is imported only from src/services and src/db.',

@@ -3,6 +3,7 @@ import type { AppDeps } from '../src/context.js';
 import { PayloadTooLargeError, ServiceUnavailableError, type AppError } from '../src/services/kernel/index.js';
 import { classify, errorBody, logFailure } from './envelope.js';
 import { attachExchange, Exchange } from './http.js';
+import { httpMetrics } from './httpMetrics.js';
 import type { HeaderList, TransportRules } from './transport.js';
 
 /**
@@ -116,9 +117,11 @@ const HEALTH = new Set(['/healthz', '/readyz']);
 export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surfaces, shuttingDown: () => boolean): RequestListener {
   const limit = deps.config.bodyLimitBytes;
   const log = deps.logger.isLevelEnabled('info');
+  const measure = httpMetrics(deps.metrics);
   return (req, res) => {
     const ex = new Exchange(deps, req, res);
     attachExchange(req, ex);
+    measure(res);
     const method = req.method ?? 'GET';
     const origin = rules.cors ? (ex.header('origin') ?? '') : '';
     (res as FrontAnswer)[STATE] = { ex, rules, page: method === 'GET' || method === 'HEAD', origin, started: log ? performance.now() : 0, log };

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppDeps, RequestContext } from '../src/context.js';
+import type { RateLimitSurface } from '../src/metrics/index.js';
 import { RateLimitError } from '../src/services/kernel/index.js';
 import { batchCost, rateLimitHeaders, type RateDecision } from '../src/services/access/index.js';
 import type { HttpEnv } from './env.js';
@@ -25,7 +26,7 @@ function setHeaders(c: Context<HttpEnv>, decision: RateDecision): void {
  * REST (v1 and v2): 1 point per request, mounted in each router right after its credential check
  * (so a refused credential is never charged, and the principal is the one the route sees).
  */
-export function restRateLimit(deps: AppDeps): MiddlewareHandler<HttpEnv> {
+export function restRateLimit(deps: AppDeps, surface: RateLimitSurface): MiddlewareHandler<HttpEnv> {
   return async (c, next) => {
     const ctx = c.get('ctx');
     const principal = ctx?.principal;
@@ -33,8 +34,13 @@ export function restRateLimit(deps: AppDeps): MiddlewareHandler<HttpEnv> {
     const decision = await deps.limiters.api.charge(principal.channelId, 1);
     decisions.set(ctx, decision);
     setHeaders(c, decision);
-    if (!decision.allowed) throw new RateLimitError(decision.resetSeconds);
+    if (!decision.allowed) {
+      deps.metrics.rateLimited(surface);
+      throw new RateLimitError(decision.resetSeconds);
+    }
     await next();
+    // A batch refused for its items (chargeItems) is a refusal of this surface too.
+    if (c.error instanceof RateLimitError) deps.metrics.rateLimited(surface);
     // The adapters' error handlers build their own responses; the headers go on whatever came out.
     for (const [name, value] of Object.entries(rateLimitHeaders(decisions.get(ctx) ?? decision))) c.res.headers.set(name, value);
   };

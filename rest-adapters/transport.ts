@@ -56,7 +56,7 @@ export async function transportRules(
     deadlineOf: (method, idempotencyKey) => (method !== 'GET' && idempotencyKey !== undefined ? null : requestTimeoutMs),
     httpsRefusal(https, path, clientIp) {
       if (!requireHttps || https) return null;
-      const operatorOnHost = path.startsWith('/admin/') && isLoopback(clientIp);
+      const operatorOnHost = (path.startsWith('/admin/') || path === '/metrics') && isLoopback(clientIp);
       return operatorOnHost ? null : new HttpsRequiredError();
     },
   };

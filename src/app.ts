@@ -9,6 +9,7 @@ import { createFront, FrontResponse, refusalResponse, withFinalHeaders } from '.
 import { healthRoutes } from '../rest-adapters/health.js';
 import { adoptExchange, exchangeOf } from '../rest-adapters/http.js';
 import { imageRoutes } from '../rest-adapters/images.js';
+import { metricsRoutes } from '../rest-adapters/metrics.js';
 import { transportRules, withDeadline } from '../rest-adapters/transport.js';
 import { v1Routes } from '../rest-adapters/v1/index.js';
 import { v2Routes } from '../rest-adapters/v2/index.js';
@@ -68,6 +69,8 @@ export async function createService(config: Config, options: { logger?: Logger; 
   // (rest-adapters/front.ts), for every surface at once.
   app.use('*', adoptExchange());
   healthRoutes(app, deps, () => shuttingDown);
+  // Prometheus metrics: loopback, or the operator token with METRICS_ALLOW_REMOTE.
+  metricsRoutes(app, deps);
   // The public image route (no credential: an <img> sends none); the front's rules still apply.
   imageRoutes(app, deps);
 
@@ -107,6 +110,8 @@ export async function createService(config: Config, options: { logger?: Logger; 
       const http = serveHttp(front, FrontResponse, config, port);
       server = http.server;
       ws = attachGraphQLWs(server, deps, graphql, () => shuttingDown);
+      const connections = ws;
+      deps.metrics.watch({ wsConnections: () => connections.connections() });
       return http.listening;
     },
     reloadTls() {

@@ -147,6 +147,12 @@ const envSchema = z.object({
   ADMIN_ALLOW_REMOTE: flag.default(false),
   /** Where `npm run admin` finds the running service; defaults to loopback on PORT. */
   ADMIN_URL: optionalUrl,
+  /**
+   * GET /metrics (Prometheus) answers loopback callers only; with true, also callers elsewhere
+   * that send the operator token (Authorization: Bearer <ADMIN_TOKEN>). Partner credentials are
+   * always refused.
+   */
+  METRICS_ALLOW_REMOTE: flag.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * Rate limits of the API (v1, v2, GraphQL): a channel's `rate_limit` (for CHANNEL_ENV) is the
@@ -283,6 +289,7 @@ const configSchema = envSchema.transform((e, ctx) => {
     trustedProxies: e.TRUSTED_PROXIES,
     adminToken: e.ADMIN_TOKEN,
     adminAllowRemote: e.ADMIN_ALLOW_REMOTE,
+    metrics: { allowRemote: e.METRICS_ALLOW_REMOTE },
     // With TLS the service speaks only HTTPS: set ADMIN_URL to a name its certificate covers.
     adminUrl: e.ADMIN_URL ?? (e.TLS_CERT_FILE ? `https://localhost:${e.PORT}` : `http://127.0.0.1:${e.PORT}`),
     logLevel: e.LOG_LEVEL,

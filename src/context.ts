@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import type { ChannelRateLimits, CredentialCache, CredentialHeaders, Principal, RateLimiter, TokenSigner } from './services/access/index.js';
 import { createLoaders, type ImageCache, type Loaders, type PropertyCatalog } from './services/catalog/index.js';
+import type { Metrics } from './metrics/index.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import { isLanguage, negotiateLanguage, type AppError, type Language } from './services/kernel/index.js';
@@ -24,6 +25,8 @@ export interface AppDeps {
   readonly db: Database;
   readonly redis: Redis | undefined;
   readonly logger: Logger;
+  /** The Prometheus metrics of this instance (src/metrics), served at GET /metrics. */
+  readonly metrics: Metrics;
   /** The inventory provider, and its content behind a shared cache. */
   readonly upstream: UpstreamClient;
   readonly catalog: PropertyCatalog;

@@ -8,11 +8,12 @@ import { openRedis } from './db/redis.js';
 import { createEventBus } from './events/bus.js';
 import { createCredentialChanges } from './events/credentialChanges.js';
 import { Dispatcher } from './events/dispatcher.js';
+import { Metrics } from './metrics/index.js';
 import { ChannelRateLimits, createCredentialCache, createRateLimiter, TokenSigner } from './services/access/index.js';
 import { ImageCache, PropertyCatalog } from './services/catalog/index.js';
 import { checkEnvironment, claimEnvironment } from './services/kernel/index.js';
 import { AvailabilityCache } from './services/search/index.js';
-import { DeliveryWork, OutcomeRecorder, WebhookSender } from './services/webhooks/index.js';
+import { DeliveryWork, OutcomeRecorder, WebhookSender, webhookBacklog } from './services/webhooks/index.js';
 import { startSimulator, type RunningSimulator } from './simulator/server.js';
 import { UpstreamClient } from './upstream/client.js';
 
@@ -42,7 +43,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const logger =
     options.logger ??
     pino({ level: config.logLevel, base: { service: 'channel' } }, pino.destination({ dest: 1, sync: false, minLength: 16_000, periodicFlush: 250 }));
-  const db = await openDatabase(config);
+  const metrics = new Metrics(logger);
+  const db = await openDatabase(config, metrics);
   // A database belongs to one environment: another environment's instance refuses to start here,
   // before it migrates or writes anything (src/services/kernel/environment.ts).
   try {
@@ -80,6 +82,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     },
     breaker: { threshold: config.upstream.breakerThreshold, cooldownMs: config.upstream.breakerCooldownMs },
     logger,
+    observer: metrics,
   });
   let dispatcher: Dispatcher | undefined;
   const credentials = createCredentialCache(config.authCacheTtlMs);
@@ -90,6 +93,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     db,
     redis,
     logger,
+    metrics,
     upstream,
     catalog: new PropertyCatalog(upstream, config.contentCache),
     images: new ImageCache(upstream, config.imageCache),
@@ -104,6 +108,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       allowHttp: config.webhooks.allowHttp,
       allowPrivateUrls: config.webhooks.allowPrivateUrls,
       connections: config.webhooks.concurrency,
+      observe: (outcome, seconds) => metrics.webhookAttempt(outcome, seconds),
     }),
     webhookOutcomes: new OutcomeRecorder(db.prisma, clock, logger),
     dispatcher: { wake: () => dispatcher?.wake() },
@@ -113,5 +118,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     },
   };
   dispatcher = new Dispatcher(deps, (wake) => new DeliveryWork(deps, deps.events, wake));
+  // Gauges of state, read when /metrics is scraped (graphql-ws connections: app.ts, once it listens).
+  metrics.watch({
+    circuit: () => upstream.circuit,
+    subscriptions: () => deps.events.live(),
+    backlog: () => webhookBacklog(db.prisma, clock()),
+  });
   return { deps, dispatcher, simulator };
 }

@@ -1,12 +1,12 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
 import type { AppDeps } from '../../src/context.js';
-import { currencySchema, ForbiddenError, isLoopback, positiveAmount, UnauthorizedError } from '../../src/services/kernel/index.js';
-import { appRules, PREFIX, SCOPES } from '../../src/services/access/index.js';
+import { currencySchema, positiveAmount } from '../../src/services/kernel/index.js';
+import { appRules, SCOPES } from '../../src/services/access/index.js';
 import * as operator from '../../src/services/channels/index.js';
 import { ok } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 import { router } from '../routing.js';
+import { operatorOnly } from './operator.js';
 import { toWire as channelToWire } from '../v1/channels.js';
 import { OPERATOR_REPORTABLE, reportStatus, toBookingRecord } from '../../src/services/bookings/index.js';
 import { runBookingSync } from '../../src/services/reservations/index.js';
@@ -17,7 +17,7 @@ import { runBookingSync } from '../../src/services/reservations/index.js';
  */
 export function adminRoutes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   const app = router();
-  app.use('*', operatorOnly(deps));
+  app.use('*', operatorOnly(deps, { name: 'The operator API', allowRemote: deps.config.adminAllowRemote, remoteSetting: 'ADMIN_ALLOW_REMOTE' }));
   const prisma = deps.db.prisma;
 
   app.openapi(createChannel, async (c) => {
@@ -88,24 +88,6 @@ export function adminRoutes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   // One pass of the provider sync and pending-deadline sweep (booking:sync).
   app.openapi(bookingSync, async (c) => ok(c, await runBookingSync(deps)));
   return app;
-}
-
-function operatorOnly(deps: AppDeps): MiddlewareHandler<HttpEnv> {
-  return async (c, next) => {
-    const authorization = c.req.header('authorization') ?? '';
-    const bearer = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
-    if (c.req.header('x-api-key') || bearer?.startsWith(PREFIX.accessToken)) {
-      throw new ForbiddenError('Operator operations are refused to partner credentials');
-    }
-    if (!deps.config.adminAllowRemote && !isLoopback(c.get('clientIp'))) {
-      throw new ForbiddenError('The operator API answers only on loopback (set ADMIN_ALLOW_REMOTE=true)');
-    }
-    if (!bearer) throw new UnauthorizedError('Send the operator token as Authorization: Bearer <ADMIN_TOKEN>');
-    if (!(await operator.isOperatorToken(deps.db.prisma, deps.config.adminToken, bearer))) {
-      throw new UnauthorizedError('The operator token is not valid');
-    }
-    await next();
-  };
 }
 
 const json = <T extends z.ZodType>(schema: T) => ({

@@ -115,6 +115,7 @@ async function oauthEndpoint(c: Context<HttpEnv>, deps: AppDeps, handle: () => P
     c.header('X-RateLimit-Remaining', String(limit.remaining));
     c.header('X-RateLimit-Reset', String(limit.resetSeconds));
     if (!limit.allowed) {
+      deps.metrics.rateLimited('oauth');
       throw new OAuthError('rate_limit_exceeded', `At most ${limit.limit} token and revocation requests per minute`, {
         'Retry-After': String(limit.resetSeconds),
       });

@@ -59,7 +59,7 @@ export function v1Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   );
 
   app.use('*', authContext(deps));
-  app.use('*', restRateLimit(deps));
+  app.use('*', restRateLimit(deps, 'rest_v1'));
   channelRoutes(app);
   appRoutes(app);
   propertyRoutes(app);

@@ -62,7 +62,7 @@ export function v2Routes(deps: AppDeps): OpenAPIHono<HttpEnv> {
   );
 
   app.use('*', authContext(deps));
-  app.use('*', restRateLimit(deps));
+  app.use('*', restRateLimit(deps, 'rest_v2'));
 
   // ---- booking flow routes are registered here (offerRoutes(app), bookingRoutes(app)) ----
   // They come before the content routes: Hono tries matching routes in the order they were

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { Config } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { observedAdapter, type DatabaseObserver } from './observed.js';
 
 /**
  * The database behind the service: PostgreSQL through @prisma/adapter-pg when DATABASE_URL is
@@ -48,11 +49,12 @@ export function livenessKey(instanceId: string): string {
 // Prisma's own advisory lock id, so this runner and `prisma migrate deploy` exclude each other.
 const MIGRATION_LOCK_ID = 72707369;
 
-export async function openDatabase(config: Config): Promise<Database> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl, config.databaseSchema) : openPglite(config);
+/** `observer` (the service's metrics) hears of every SQL statement and transaction Prisma runs (observed.ts). */
+export async function openDatabase(config: Config, observer?: DatabaseObserver): Promise<Database> {
+  return config.databaseUrl ? openPostgres(config.databaseUrl, config.databaseSchema, observer) : openPglite(config, observer);
 }
 
-async function openPostgres(url: string, schema: string): Promise<Database> {
+async function openPostgres(url: string, schema: string, observer: DatabaseObserver | undefined): Promise<Database> {
   const searchPath = `-c search_path="${schema}"`;
   // A small pool of its own for migrations and health checks; Prisma keeps its own pool.
   const pool = new pg.Pool({ connectionString: url, options: searchPath, max: 2 });
@@ -66,7 +68,7 @@ async function openPostgres(url: string, schema: string): Promise<Database> {
     });
   }
   const prisma = new PrismaClient({
-    adapter: new PrismaPg({ connectionString: url, options: searchPath, max: 10 }, { schema }),
+    adapter: observedAdapter(new PrismaPg({ connectionString: url, options: searchPath, max: 10 }, { schema }), observer),
   });
   // Liveness locks held by this process (holdLiveness), let go on close.
   const releases = new Set<() => Promise<void>>();
@@ -127,11 +129,11 @@ async function openPostgres(url: string, schema: string): Promise<Database> {
   };
 }
 
-async function openPglite(config: Config): Promise<Database> {
+async function openPglite(config: Config, observer: DatabaseObserver | undefined): Promise<Database> {
   const dir = join(config.dataDir, 'pglite');
   mkdirSync(dir, { recursive: true });
   const db = await PGlite.create(dir);
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+  const prisma = new PrismaClient({ adapter: observedAdapter(new PrismaPGlite(db), observer) });
   let living: string | undefined;
   return {
     kind: 'pglite',

@@ -25,11 +25,16 @@ export interface EventBus {
    * Takes one of the channel's `limit` subscription places (src/events/subscriptionSlots.ts): on
    * this instance, or with Redis across every instance sharing it; null when all are held.
    */
-  admit(channelId: string, limit: number): Promise<SubscriptionSlot | null>;
+  admit(channelId: string, limit: number, transport?: SubscriptionTransport): Promise<SubscriptionSlot | null>;
+  /** Subscriptions holding a place on this instance, by transport (metrics). */
+  live(): Record<SubscriptionTransport, number>;
   /** Subscription places the channel holds on this instance. */
   subscribers(channelId: string): number;
   close(): Promise<void>;
 }
+
+/** How a subscriber is reached: a graphql-ws connection, or an HTTP response (SSE or multipart). */
+export type SubscriptionTransport = 'graphql_ws' | 'http';
 
 type Listener = (event: BookingEventMessage) => void;
 interface Channel {
@@ -61,6 +66,21 @@ export function createEventBus(redis: Redis | undefined, logger: Logger): EventB
   // Stops of every open subscription, so closing the bus ends them (and their SSE responses).
   const open = new Set<() => void>();
   const slots = createSubscriptionSlots(redis, logger);
+  const live: Record<SubscriptionTransport, number> = { graphql_ws: 0, http: 0 };
+  // A place counted under its transport until it is given back (once).
+  const counted = (slot: SubscriptionSlot, transport: SubscriptionTransport): SubscriptionSlot => {
+    live[transport]++;
+    let released = false;
+    return {
+      lost: slot.lost,
+      release() {
+        if (released) return;
+        released = true;
+        live[transport]--;
+        slot.release();
+      },
+    };
+  };
   // Per channel: its listeners, and the one pubsub subscription that feeds them all.
   const channels = new Map<string, Channel>();
   const listen = (channelId: string, listener: Listener, onClose: () => void = () => {}) => {
@@ -115,7 +135,8 @@ export function createEventBus(redis: Redis | undefined, logger: Logger): EventB
       }, new SlidingBuffer(SUBSCRIBER_BUFFER));
     },
     listen,
-    admit: (channelId, limit) => slots.admit(channelId, limit),
+    admit: (channelId, limit, transport = 'http') => slots.admit(channelId, limit).then((slot) => slot && counted(slot, transport)),
+    live: () => ({ ...live }),
     subscribers: (channelId) => slots.held(channelId),
     async close() {
       closing = true;

@@ -24,12 +24,13 @@ const charges = new WeakMap<RequestContext, Charge>();
  * Charges an operation's cost to the caller's channel, once per request context. Null when the
  * context has no caller (nothing is charged) or was charged already.
  */
-async function charge(ctx: RequestContext | undefined, cost: () => number): Promise<Charge | null> {
+async function charge(ctx: RequestContext | undefined, cost: () => number, surface: 'graphql' | 'graphql_ws' = 'graphql'): Promise<Charge | null> {
   if (!ctx?.principal || charges.has(ctx)) return null;
   const points = cost();
   const decision = await ctx.deps.limiters.api.charge(ctx.principal.channelId, points);
   const charged = { cost: points, decision };
   charges.set(ctx, charged);
+  if (!decision.allowed) ctx.deps.metrics.rateLimited(surface);
   return charged;
 }
 
@@ -170,8 +171,10 @@ export async function chargeWsOperation(
     schema: GraphQLSchema;
   },
 ): Promise<readonly GraphQLError[] | null> {
-  const charged = await charge(ctx, () =>
-    costOnce(operation.contextValue, operation.document, operation.variables, { schema: operation.schema, operationName: operation.operationName }),
+  const charged = await charge(
+    ctx,
+    () => costOnce(operation.contextValue, operation.document, operation.variables, { schema: operation.schema, operationName: operation.operationName }),
+    'graphql_ws',
   );
   return charged && !charged.decision.allowed ? [rateLimitError(charged, false)] : null;
 }

@@ -32,6 +32,8 @@ export interface GraphQLWs {
   goingAway(): void;
   /** Stops the WebSocket server. */
   close(): void;
+  /** Open WebSocket connections (metrics). */
+  connections(): number;
 }
 
 /**
@@ -62,6 +64,7 @@ export function attachGraphQLWs(server: Server, deps: AppDeps, graphql: GraphQLS
     close() {
       wss.close();
     },
+    connections: () => wss.clients.size,
   };
 }
 

@@ -14,6 +14,7 @@ import { introspectionDisabled } from './plugins/introspectionDisabled.js';
 import { jitExecution } from './plugins/jit.js';
 import { operationLanguage } from './plugins/language.js';
 import { armorConfig } from './plugins/limits.js';
+import { operationMetrics } from './plugins/metrics.js';
 import { persistedOperations } from './plugins/persistedOperations.js';
 import { suggestionsHidden } from './plugins/suggestionsHidden.js';
 import { variableRequestErrors } from './plugins/variableRequestErrors.js';
@@ -60,10 +61,12 @@ export interface GraphQLServer {
  * GraphiQL is served when a page is given (renderGraphiQLPage in graphiql/page.ts, made once at
  * start when GRAPHQL_GRAPHIQL is on): the same bytes for every GET of /graphql that accepts HTML.
  */
-export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>, graphiql: GraphiQLPage | null = null): GraphQLServer {
-  const { config, logger } = deps;
+export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial<Pick<AppDeps, 'metrics'>>, graphiql: GraphiQLPage | null = null): GraphQLServer {
+  const { config, logger, metrics } = deps;
   const settings = config.graphql;
   const persisted = persistedOperations(settings);
+  // The persisted operations' names always get a label of their own.
+  metrics?.operationNames.allow(persisted.operationNames);
   const yoga = createYoga<GraphQLServerContext, RequestContext>({
     // The Pothos schema with @defer and @stream (src/graphql/schema.ts), as schema.graphql prints it.
     schema: servedSchema,
@@ -94,6 +97,9 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>, graphiql
       // graphql-jit for documents that run again (plugins/jit.ts). First: it replaces the execute
       // function, and the plugins below wrap whichever one runs.
       jitExecution(settings),
+      // Operations by name and outcome, parse/validate/execute times (plugins/metrics.ts): next, so
+      // it times the executor graphql-jit set and sees the rate limit's refusals.
+      operationMetrics(metrics),
       // @inContext(language:): the operation's language replaces the request's (Accept-Language).
       operationLanguage(),
       // HTTP-level refusals with a GraphQL error body and a code (415, 406, malformed parameters).

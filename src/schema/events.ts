@@ -72,7 +72,7 @@ builder.subscriptionField('bookingEvents', (t) =>
       const { maxPerChannel } = ctx.deps.config.subscriptions;
       // The place is taken with the check (atomically; across instances with Redis), so a burst of
       // subscriptions cannot all pass the check before any of them counts.
-      const slot = await ctx.deps.events.admit(channelId, maxPerChannel).catch((error: unknown) => {
+      const slot = await ctx.deps.events.admit(channelId, maxPerChannel, ctx.sharing ? 'graphql_ws' : 'http').catch((error: unknown) => {
         ctx.logger.error({ err: error }, 'subscription places unavailable');
         throw new ServiceUnavailableError('Live booking events are unavailable for now; subscribe again later');
       });

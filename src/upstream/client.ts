@@ -47,6 +47,36 @@ export interface UpstreamOptions {
   deadlines: { content: number; search: number; booking: number };
   breaker: { threshold: number; cooldownMs: number };
   logger: Logger;
+  /** Hears of every logical call (the service's metrics). */
+  observer?: UpstreamObserver | undefined;
+}
+
+/** What a provider call is, as metrics label it. */
+export type ProviderCallKind =
+  | 'list_properties'
+  | 'get_property'
+  | 'get_properties'
+  | 'availability'
+  | 'availability_batch'
+  | 'price_check'
+  | 'book'
+  | 'get_booking'
+  | 'cancel_booking'
+  | 'quote_change'
+  | 'modify_booking'
+  | 'abort_modification'
+  | 'image';
+
+/**
+ * How a call ended: `ok` a 2xx answer; `declined` an answer the protocol defines (not found, sold
+ * out, price mismatch); `rejected` an unexpected 4xx (our request was wrong); `error` a provider
+ * fault (network, 5xx, an answer that does not fit); `timeout` no answer within the deadline;
+ * `circuit_open` not sent, the breaker is open; `cancelled` the caller went away.
+ */
+export type ProviderCallOutcome = 'ok' | 'declined' | 'rejected' | 'error' | 'timeout' | 'circuit_open' | 'cancelled';
+
+export interface UpstreamObserver {
+  providerCall(kind: ProviderCallKind, outcome: ProviderCallOutcome, seconds: number): void;
 }
 
 export interface CallOptions {
@@ -58,6 +88,7 @@ export interface CallOptions {
 type Deadline = keyof UpstreamOptions['deadlines'];
 
 interface Call {
+  kind: ProviderCallKind;
   method: 'GET' | 'POST';
   path: string;
   body?: unknown;
@@ -88,6 +119,8 @@ class ProviderFault extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
+    /** No answer within the deadline (for metrics). */
+    readonly timeout = false,
   ) {
     super(message);
   }
@@ -153,7 +186,7 @@ export class UpstreamClient {
     if (query.updatedSince) params.set('updated_since', query.updatedSince.toISOString());
     if (query.includeRooms) params.set('include', 'rooms');
     const call: Call = {
-      method: 'GET',
+      kind: 'list_properties', method: 'GET',
       path: `/properties?${params}`,
       deadline: 'content',
       idempotent: true,
@@ -165,17 +198,17 @@ export class UpstreamClient {
   }
 
   async getProperty(id: number, options: CallOptions = {}): Promise<UpstreamProperty | null> {
-    const call: Call = { method: 'GET', path: `/properties/${id}`, deadline: 'content', idempotent: true, expected: [404], answer: answers.property };
+    const call: Call = { kind: 'get_property', method: 'GET', path: `/properties/${id}`, deadline: 'content', idempotent: true, expected: [404], answer: answers.property };
     const { status, body } = await this.send<UpstreamProperty>(call, options);
     return status === 404 ? null : body;
   }
 
   getProperties(ids: number[], options: CallOptions = {}): Promise<PropertyBatch> {
-    return this.json({ method: 'POST', path: '/properties/batch', body: { ids }, deadline: 'content', idempotent: true, answer: answers.propertyBatch }, options);
+    return this.json({ kind: 'get_properties', method: 'POST', path: '/properties/batch', body: { ids }, deadline: 'content', idempotent: true, answer: answers.propertyBatch }, options);
   }
 
   availability(request: AvailabilityRequest, options: CallOptions = {}): Promise<AvailabilityResponse> {
-    return this.json({ method: 'POST', path: '/availability', body: request, deadline: 'search', idempotent: true, answer: answers.availability }, options);
+    return this.json({ kind: 'availability', method: 'POST', path: '/availability', body: request, deadline: 'search', idempotent: true, answer: answers.availability }, options);
   }
 
   /**
@@ -186,7 +219,7 @@ export class UpstreamClient {
   availabilityBatch(request: AvailabilityBatchRequest, options: CallOptions = {}): Promise<AvailabilityBatchResponse> {
     return this.json(
       {
-        method: 'POST',
+        kind: 'availability_batch', method: 'POST',
         path: '/availability/batch',
         body: request,
         deadline: 'search',
@@ -198,14 +231,14 @@ export class UpstreamClient {
   }
 
   async priceCheck(request: PriceCheckRequest, options: CallOptions = {}): Promise<PriceCheckResponse | null> {
-    const call: Call = { method: 'POST', path: '/price-check', body: request, deadline: 'search', idempotent: true, expected: [404], answer: answers.priceCheck };
+    const call: Call = { kind: 'price_check', method: 'POST', path: '/price-check', body: request, deadline: 'search', idempotent: true, expected: [404], answer: answers.priceCheck };
     const { status, body } = await this.send<PriceCheckResponse>(call, options);
     return status === 404 ? null : body;
   }
 
   /** Idempotent on the reference, so a booking whose answer was lost can be sent again safely. */
   async book(request: BookRequest, options: CallOptions = {}): Promise<BookOutcome> {
-    const call: Call = { method: 'POST', path: '/bookings', body: request, deadline: 'booking', idempotent: true, expected: [404, 409], answer: answers.booking };
+    const call: Call = { kind: 'book', method: 'POST', path: '/bookings', body: request, deadline: 'booking', idempotent: true, expected: [404, 409], answer: answers.booking };
     const { status, body } = await this.send<UpstreamBooking | UpstreamErrorBody>(call, options);
     if (status === 404) return { ok: false, reason: 'not_found' };
     if (status === 409) {
@@ -216,7 +249,7 @@ export class UpstreamClient {
   }
 
   async getBooking(reference: string, options: CallOptions = {}): Promise<UpstreamBooking | null> {
-    const call: Call = { method: 'GET', path: `/bookings/${encodeURIComponent(reference)}`, deadline: 'booking', idempotent: true, expected: [404], answer: answers.booking };
+    const call: Call = { kind: 'get_booking', method: 'GET', path: `/bookings/${encodeURIComponent(reference)}`, deadline: 'booking', idempotent: true, expected: [404], answer: answers.booking };
     const { status, body } = await this.send<UpstreamBooking>(call, options);
     return status === 404 ? null : body;
   }
@@ -224,7 +257,7 @@ export class UpstreamClient {
   /** Null when the provider does not know the booking; `not_cancellable` when its state forbids it. */
   async cancelBooking(reference: string, options: CallOptions = {}): Promise<UpstreamBooking | 'not_cancellable' | null> {
     const call: Call = {
-      method: 'POST',
+      kind: 'cancel_booking', method: 'POST',
       path: `/bookings/${encodeURIComponent(reference)}/cancel`,
       deadline: 'booking',
       idempotent: true,
@@ -242,7 +275,7 @@ export class UpstreamClient {
    */
   async quoteChange(reference: string, request: ChangeQuoteRequest, options: CallOptions = {}): Promise<ChangeQuoteResponse | 'not_modifiable' | null> {
     const call: Call = {
-      method: 'POST',
+      kind: 'quote_change', method: 'POST',
       path: `/bookings/${encodeURIComponent(reference)}/change-quote`,
       body: request,
       deadline: 'search',
@@ -261,7 +294,7 @@ export class UpstreamClient {
    */
   async modifyBooking(reference: string, request: ModifyRequest, options: CallOptions = {}): Promise<ModifyOutcome> {
     const call: Call = {
-      method: 'POST',
+      kind: 'modify_booking', method: 'POST',
       path: `/bookings/${encodeURIComponent(reference)}/modify`,
       body: request,
       deadline: 'booking',
@@ -285,7 +318,7 @@ export class UpstreamClient {
    */
   async abortModification(reference: string, modificationId: string, options: CallOptions = {}): Promise<UpstreamBooking | null> {
     const call: Call = {
-      method: 'POST',
+      kind: 'abort_modification', method: 'POST',
       path: `/bookings/${encodeURIComponent(reference)}/modifications/${encodeURIComponent(modificationId)}/abort`,
       deadline: 'booking',
       idempotent: true,
@@ -305,6 +338,7 @@ export class UpstreamClient {
   async getImage(path: string, options: CallOptions = {}): Promise<ImageBytes | undefined> {
     if (!IMAGE_PATH.test(path)) throw new TypeError(`not a provider image path: ${path}`);
     const call: Call = {
+      kind: 'image',
       method: 'GET',
       path,
       deadline: 'content',
@@ -347,11 +381,12 @@ export class UpstreamClient {
    * hold the connections everyone else needs.
    */
   private async send<T>(call: Call, options: CallOptions): Promise<{ status: number; body: T }> {
+    const started = performance.now();
     const deadlineMs = this.options.deadlines[call.deadline];
     const deadline = AbortSignal.timeout(deadlineMs);
     const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
     try {
-      if (options.scenario) return await this.attempt<T>(this.scenarioPool, call, options, signal, deadlineMs);
+      if (options.scenario) return this.observed(call, started, await this.attempt<T>(this.scenarioPool, call, options, signal, deadlineMs));
       const guarded = () => {
         // Past the deadline (say, after a back-off): give up here, outside the breaker, which
         // must not count an attempt that was never sent.
@@ -361,8 +396,9 @@ export class UpstreamClient {
         const trial = this.breaker.state === CircuitState.Closed ? signal : deadline;
         return this.breaker.execute(() => this.attempt<T>(this.pool, call, options, trial, deadlineMs));
       };
-      return call.idempotent ? await this.retry.execute(guarded, signal) : await guarded();
+      return this.observed(call, started, call.idempotent ? await this.retry.execute(guarded, signal) : await guarded());
     } catch (error) {
+      this.options.observer?.providerCall(call.kind, outcomeOf(error, options), (performance.now() - started) / 1000);
       if (error instanceof BrokenCircuitError) {
         throw new UpstreamError('The inventory provider is unavailable; retry shortly');
       }
@@ -372,6 +408,12 @@ export class UpstreamClient {
       }
       throw error;
     }
+  }
+
+  /** An answer (2xx, or a status the call expects) told to the observer. */
+  private observed<A extends { status: number }>(call: Call, started: number, answer: A): A {
+    this.options.observer?.providerCall(call.kind, answer.status < 300 ? 'ok' : 'declined', (performance.now() - started) / 1000);
+    return answer;
   }
 
   private async attempt<T>(pool: Pool, call: Call, options: CallOptions, signal: AbortSignal, deadlineMs: number) {
@@ -447,6 +489,14 @@ export class UpstreamClient {
   private abortFault(options: CallOptions, deadlineMs: number): Error {
     // The caller went away: not the provider's fault, nothing to retry or count.
     if (options.signal?.aborted) return new UpstreamError('The request was cancelled');
-    return new ProviderFault(`no answer within ${deadlineMs} ms`, false);
+    return new ProviderFault(`no answer within ${deadlineMs} ms`, false, true);
   }
+}
+
+/** How a failed call ended, for the observer (before send() turns it into an UpstreamError). */
+function outcomeOf(error: unknown, options: CallOptions): ProviderCallOutcome {
+  if (error instanceof BrokenCircuitError) return 'circuit_open';
+  if (error instanceof ProviderFault) return error.timeout ? 'timeout' : 'error';
+  if (options.signal?.aborted) return 'cancelled';
+  return error instanceof UpstreamError ? 'rejected' : 'error';
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { parse, validate, type GraphQLError } from 'graphql';
+import { Kind, parse, validate, type GraphQLError } from 'graphql';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { Config } from '../../config.js';
@@ -16,8 +16,15 @@ import { servedValidationRules } from './incrementalDelivery.js';
 export function persistedOperations(settings: Config['graphql']): {
   plugin: Plugin;
   operationSource(payload: { query?: unknown; extensions?: unknown }): string | GraphQLError;
+  /** The names of the persisted operations (metrics label them). */
+  operationNames: string[];
 } {
   const persisted = settings.persistedOperationsFile ? loadPersistedOperations(settings.persistedOperationsFile) : null;
+  const operationNames = persisted
+    ? [...persisted.values()].flatMap((doc) =>
+        parse(doc).definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION && d.name ? [d.name.value] : [])),
+      )
+    : [];
   const plugin = persisted
     ? usePersistedOperations({
         getPersistedOperation: (id) => persisted.get(id) ?? null,
@@ -31,6 +38,7 @@ export function persistedOperations(settings: Config['graphql']): {
     : {};
   return {
     plugin,
+    operationNames,
     operationSource(payload) {
       const query = typeof payload.query === 'string' && payload.query !== '' ? payload.query : undefined;
       if (query !== undefined) return persisted && settings.persistedOnly ? persistedErrors.only() : query;

@@ -22,12 +22,33 @@ export interface AttemptOutcome {
 
 const RESPONSE_KEEP_BYTES = 1024;
 
+/**
+ * How an attempt ended, for metrics: `success` a 2xx; `http_error` another status; `timeout` no
+ * complete answer in time; `refused` the URL is not allowed (scheme, address); `network_error`
+ * no answer (a refused connection, a name that does not resolve, a reset).
+ */
+export type WebhookAttemptOutcome = 'success' | 'http_error' | 'timeout' | 'refused' | 'network_error';
+
+function attemptOutcomeOf(outcome: Omit<AttemptOutcome, 'startedAt' | 'durationMs'>): WebhookAttemptOutcome {
+  if (outcome.ok) return 'success';
+  if (outcome.statusCode !== null) return 'http_error';
+  if (outcome.error?.startsWith('timeout')) return 'timeout';
+  return outcome.error?.startsWith('refused') ? 'refused' : 'network_error';
+}
+
 /** Signs and POSTs webhook bodies; one connection pool for every endpoint. */
 export class WebhookSender {
   private readonly agent: Agent;
 
   constructor(
-    private readonly options: { timeoutMs: number; allowHttp: boolean; allowPrivateUrls: boolean; connections: number },
+    private readonly options: {
+      timeoutMs: number;
+      allowHttp: boolean;
+      allowPrivateUrls: boolean;
+      connections: number;
+      /** Hears of every attempt (the service's metrics). */
+      observe?: (outcome: WebhookAttemptOutcome, seconds: number) => void;
+    },
   ) {
     this.agent = new Agent({
       connections: options.connections,
@@ -45,11 +66,11 @@ export class WebhookSender {
   async send(delivery: Pick<ClaimedDelivery, 'id' | 'url' | 'secret' | 'body'>): Promise<AttemptOutcome> {
     const startedAt = new Date();
     const started = performance.now();
-    const done = (outcome: Omit<AttemptOutcome, 'startedAt' | 'durationMs'>): AttemptOutcome => ({
-      ...outcome,
-      startedAt,
-      durationMs: Math.round(performance.now() - started),
-    });
+    const done = (outcome: Omit<AttemptOutcome, 'startedAt' | 'durationMs'>): AttemptOutcome => {
+      const elapsed = performance.now() - started;
+      this.options.observe?.(attemptOutcomeOf(outcome), elapsed / 1000);
+      return { ...outcome, startedAt, durationMs: Math.round(elapsed) };
+    };
     try {
       this.checkTarget(delivery.url);
       // The signed timestamp is the real time of sending: receivers check it against their clocks.

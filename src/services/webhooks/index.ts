@@ -4,7 +4,8 @@
  * recording of successes (outcomes.ts), purge (purge.ts) and
  * the delivery work the outbox dispatcher runs (dispatch.ts). Other modules import only this file.
  */
-export { WebhookSender, attemptDelivery } from './attempts.js';
+export { WebhookSender, attemptDelivery, type WebhookAttemptOutcome } from './attempts.js';
+export { webhookBacklog, type WebhookBacklog } from './backlog.js';
 export { PER_ENDPOINT_IN_FLIGHT, claimDue, maxTotalAttempts } from './claims.js';
 export { DeliveryWork } from './dispatch.js';
 export { LAST_SUCCESS_EVERY_MS, OutcomeRecorder } from './outcomes.js';
