@@ -14,7 +14,7 @@ import { introspectionDisabled } from './plugins/introspectionDisabled.js';
 import { jitExecution } from './plugins/jit.js';
 import { operationLanguage } from './plugins/language.js';
 import { armorConfig } from './plugins/limits.js';
-import { operationMetrics } from './plugins/metrics.js';
+import { operationMetrics, validationRefusals } from './plugins/metrics.js';
 import { persistedOperations } from './plugins/persistedOperations.js';
 import { suggestionsHidden } from './plugins/suggestionsHidden.js';
 import { variableRequestErrors } from './plugins/variableRequestErrors.js';
@@ -109,7 +109,7 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial
       // Variable values that fail coercion: request errors with a code (400).
       variableRequestErrors(),
       EnvelopArmorPlugin(armorConfig(settings)),
-      costLimit(settings.maxCost),
+      costLimit(settings.maxCost, validationRefusals(metrics)),
       csrfPrevention(),
       settings.introspection ? {} : introspectionDisabled(),
       persisted.plugin,

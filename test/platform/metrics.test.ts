@@ -188,12 +188,17 @@ describe('bounded labels', () => {
     expect(unauthenticated.errors?.[0]?.extensions?.code).toBe('UNAUTHORIZED');
     expect((await t.graphql('query MetricsBroken { channel {')).status).toBe(400);
     expect((await t.graphql('query MetricsInvalid { nope }')).status).toBe(400);
+    // Over GRAPHQL_MAX_COST (600 by default): refused while validating, by a rule after this plugin's hook.
+    const page = 'edges { node { id roomTypes { id ratePlans { id } } } }';
+    const costly = await t.graphql(`query MetricsCostly { ${Array.from({ length: 6 }, (_, i) => `p${i}: properties(first: 100) { ${page} }`).join(' ')} }`, {}, apiKey(who));
+    expect(costly.errors?.[0]?.extensions?.code).toBe('COST_LIMIT_EXCEEDED');
     let samples = await scrape();
     const ops = (labels: Record<string, string>) => total(samples, 'channel_graphql_operations_total', labels);
     expect(ops({ operation: 'MetricsProbe', type: 'query', outcome: 'ok' })).toBe(1);
     expect(ops({ operation: 'MetricsNoCredential', type: 'query', outcome: 'client_error' })).toBe(1);
     expect(ops({ operation: 'unknown', outcome: 'parse_error' })).toBeGreaterThanOrEqual(1);
     expect(ops({ operation: 'MetricsInvalid', outcome: 'validation_error' })).toBe(1);
+    expect(ops({ operation: 'MetricsCostly', type: 'query', outcome: 'validation_error' })).toBe(1);
     expect(total(samples, 'channel_graphql_execute_duration_seconds_count', { operation: 'MetricsProbe', type: 'query' })).toBe(1);
     expect(total(samples, 'channel_graphql_parse_duration_seconds_count')).toBeGreaterThanOrEqual(4);
     expect(total(samples, 'channel_graphql_validate_duration_seconds_count')).toBeGreaterThanOrEqual(3);

@@ -19,11 +19,7 @@ import { AppError } from '../../services/kernel/index.js';
  */
 export function operationMetrics(metrics: Metrics | undefined): Plugin {
   if (!metrics) return {};
-  const names = metrics.operationNames;
-  const describe = (document: DocumentNode, operationName: unknown) => {
-    const operation = getOperationAST(document, typeof operationName === 'string' ? operationName : undefined);
-    return { name: names.label(operation?.name?.value), type: operation?.operation ?? UNKNOWN };
-  };
+  const describe = describer(metrics);
   return {
     onParse() {
       const started = performance.now();
@@ -72,6 +68,29 @@ export function operationMetrics(metrics: Metrics | undefined): Plugin {
         },
       };
     },
+  };
+}
+
+/** The bounded name and the type of the operation a document and operation name select. */
+function describer(metrics: Metrics) {
+  const names = metrics.operationNames;
+  return (document: DocumentNode, operationName: unknown) => {
+    const operation = getOperationAST(document, typeof operationName === 'string' ? operationName : undefined);
+    return { name: names.label(operation?.name?.value), type: operation?.operation ?? UNKNOWN };
+  };
+}
+
+/**
+ * What a later validation rule that throws (the cost limit, src/graphql/plugins/costLimit.ts)
+ * reports: the operation refused while validating, counted as validation_error, since the throw
+ * stops the validate hooks before this plugin's would see it.
+ */
+export function validationRefusals(metrics: Metrics | undefined): ((document: DocumentNode, operationName: string | undefined) => void) | undefined {
+  if (!metrics) return undefined;
+  const describe = describer(metrics);
+  return (document, operationName) => {
+    const { name, type } = describe(document, operationName);
+    metrics.graphqlOperation(name, type, 'validation_error');
   };
 }
 
