@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
+import type { Context as TraceContext, Span } from '@opentelemetry/api';
 import type { Level, Logger } from 'pino';
 import { createRequestContext, type AppDeps, type RequestContext } from '../src/context.js';
 import { authenticate, type Principal } from '../src/services/access/index.js';
@@ -65,6 +66,8 @@ export class Exchange {
    * refusal of the front). A bounded label for metrics and span names, never the raw path.
    */
   route: string | undefined = undefined;
+  /** The request's server span and the context holding it, when tracing is on (set by the front). */
+  trace: { readonly span: Span; readonly ctx: TraceContext } | undefined = undefined;
   #logger: Logger | undefined;
   #abort: AbortController | undefined;
 
@@ -94,9 +97,12 @@ export class Exchange {
     }
   }
 
-  /** The service's logger with this request's id (made on first use). */
+  /**
+   * The service's logger with this request's id, and with tracing on its trace and server span ids
+   * (made on first use: a request that logs nothing makes no child).
+   */
   get logger(): Logger {
-    return (this.#logger ??= this.deps.logger.child({ reqId: this.id }));
+    return (this.#logger ??= this.deps.logger.child(this.trace ? { reqId: this.id, ...traceIds(this.trace.span) } : { reqId: this.id }));
   }
 
   /** Aborted when the client goes away before its answer is sent (made on first use). */
@@ -122,13 +128,20 @@ export class Exchange {
    * id is one of its fields, as a child would have put it).
    */
   logAnswer(status: number, ms: number): void {
-    this.deps.logger.info({ reqId: this.id, method: this.req.method, path: this.path, route: this.route, status, ms }, 'request');
+    const line = { reqId: this.id, method: this.req.method, path: this.path, route: this.route, status, ms };
+    this.deps.logger.info(this.trace ? { ...line, ...traceIds(this.trace.span) } : line, 'request');
   }
 
   /** Whether the service logs at `level` (so a line at it is worth a logger child). */
   logs(level: Level): boolean {
     return this.deps.logger.isLevelEnabled(level);
   }
+}
+
+/** The log fields of a span: `trace_id` and `span_id`, as OpenTelemetry's log correlation names them. */
+function traceIds(span: Span): { trace_id: string; span_id: string } {
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
 }
 
 const EXCHANGE = Symbol('exchange');

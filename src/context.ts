@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import type { ChannelRateLimits, CredentialCache, CredentialHeaders, Principal, RateLimiter, TokenSigner } from './services/access/index.js';
 import { createLoaders, type ImageCache, type Loaders, type PropertyCatalog } from './services/catalog/index.js';
+import type { Tracing } from './telemetry/tracing.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import { isLanguage, negotiateLanguage, type AppError, type Language } from './services/kernel/index.js';
@@ -24,6 +25,8 @@ export interface AppDeps {
   readonly db: Database;
   readonly redis: Redis | undefined;
   readonly logger: Logger;
+  /** OpenTelemetry tracing (src/telemetry/tracing.ts); undefined when off (OTEL_* unset): check it, nothing more. */
+  readonly tracing: Tracing | undefined;
   /** The inventory provider, and its content behind a shared cache. */
   readonly upstream: UpstreamClient;
   readonly catalog: PropertyCatalog;

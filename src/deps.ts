@@ -14,11 +14,15 @@ import { checkEnvironment, claimEnvironment } from './services/kernel/index.js';
 import { AvailabilityCache } from './services/search/index.js';
 import { DeliveryWork, OutcomeRecorder, WebhookSender } from './services/webhooks/index.js';
 import { startSimulator, type RunningSimulator } from './simulator/server.js';
+import { createTracing } from './telemetry/tracing.js';
 import { UpstreamClient } from './upstream/client.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 
 export interface DepsOptions {
   logger?: Logger;
   clock?: () => Date;
+  /** Tests: traces go to this exporter (an InMemorySpanExporter), and tracing is on whatever OTEL_* says. */
+  traceExporter?: SpanExporter;
 }
 
 /** What createService holds for the process's life, beside the deps every request sees. */
@@ -42,7 +46,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const logger =
     options.logger ??
     pino({ level: config.logLevel, base: { service: 'channel' } }, pino.destination({ dest: 1, sync: false, minLength: 16_000, periodicFlush: 250 }));
-  const db = await openDatabase(config);
+  // Tracing (OTEL_*): undefined when off, and then nothing below traces anything.
+  const tracing = createTracing(config, { exporter: options.traceExporter });
+  const db = await openDatabase(config, tracing ? (factory) => tracing.wrapAdapter(factory) : undefined);
   // A database belongs to one environment: another environment's instance refuses to start here,
   // before it migrates or writes anything (src/services/kernel/environment.ts).
   try {
@@ -80,6 +86,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     },
     breaker: { threshold: config.upstream.breakerThreshold, cooldownMs: config.upstream.breakerCooldownMs },
     logger,
+    tracer: tracing?.upstream,
   });
   let dispatcher: Dispatcher | undefined;
   const credentials = createCredentialCache(config.authCacheTtlMs);
@@ -90,6 +97,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     db,
     redis,
     logger,
+    tracing,
     upstream,
     catalog: new PropertyCatalog(upstream, config.contentCache),
     images: new ImageCache(upstream, config.imageCache),

@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type { Config } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 
@@ -48,11 +49,14 @@ export function livenessKey(instanceId: string): string {
 // Prisma's own advisory lock id, so this runner and `prisma migrate deploy` exclude each other.
 const MIGRATION_LOCK_ID = 72707369;
 
-export async function openDatabase(config: Config): Promise<Database> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl, config.databaseSchema) : openPglite(config);
+/** How the Prisma client's driver adapter is wrapped (tracing: src/telemetry/database.ts); unwrapped when absent. */
+export type AdapterWrapper = <F extends SqlDriverAdapterFactory>(factory: F) => F;
+
+export async function openDatabase(config: Config, wrap: AdapterWrapper = (factory) => factory): Promise<Database> {
+  return config.databaseUrl ? openPostgres(config.databaseUrl, config.databaseSchema, wrap) : openPglite(config, wrap);
 }
 
-async function openPostgres(url: string, schema: string): Promise<Database> {
+async function openPostgres(url: string, schema: string, wrap: AdapterWrapper): Promise<Database> {
   const searchPath = `-c search_path="${schema}"`;
   // A small pool of its own for migrations and health checks; Prisma keeps its own pool.
   const pool = new pg.Pool({ connectionString: url, options: searchPath, max: 2 });
@@ -66,7 +70,7 @@ async function openPostgres(url: string, schema: string): Promise<Database> {
     });
   }
   const prisma = new PrismaClient({
-    adapter: new PrismaPg({ connectionString: url, options: searchPath, max: 10 }, { schema }),
+    adapter: wrap(new PrismaPg({ connectionString: url, options: searchPath, max: 10 }, { schema })),
   });
   // Liveness locks held by this process (holdLiveness), let go on close.
   const releases = new Set<() => Promise<void>>();
@@ -127,11 +131,11 @@ async function openPostgres(url: string, schema: string): Promise<Database> {
   };
 }
 
-async function openPglite(config: Config): Promise<Database> {
+async function openPglite(config: Config, wrap: AdapterWrapper): Promise<Database> {
   const dir = join(config.dataDir, 'pglite');
   mkdirSync(dir, { recursive: true });
   const db = await PGlite.create(dir);
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+  const prisma = new PrismaClient({ adapter: wrap(new PrismaPGlite(db)) });
   let living: string | undefined;
   return {
     kind: 'pglite',

@@ -16,6 +16,7 @@ import { operationLanguage } from './plugins/language.js';
 import { armorConfig } from './plugins/limits.js';
 import { persistedOperations } from './plugins/persistedOperations.js';
 import { suggestionsHidden } from './plugins/suggestionsHidden.js';
+import { graphqlTracing } from './plugins/tracing.js';
 import { variableRequestErrors } from './plugins/variableRequestErrors.js';
 import { useRateLimit } from './rateLimit.js';
 import { servedSchema } from './schema.js';
@@ -60,7 +61,7 @@ export interface GraphQLServer {
  * GraphiQL is served when a page is given (renderGraphiQLPage in graphiql/page.ts, made once at
  * start when GRAPHQL_GRAPHIQL is on): the same bytes for every GET of /graphql that accepts HTML.
  */
-export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>, graphiql: GraphiQLPage | null = null): GraphQLServer {
+export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial<Pick<AppDeps, 'tracing'>>, graphiql: GraphiQLPage | null = null): GraphQLServer {
   const { config, logger } = deps;
   const settings = config.graphql;
   const persisted = persistedOperations(settings);
@@ -115,6 +116,9 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'>, graphiql
       incrementalErrors(maskError, ERROR_MESSAGE),
       // Charges each operation's cost to the channel's rate limit (src/graphql/rateLimit.ts).
       useRateLimit(),
+      // Spans of parse, validate and execute, with tracing on (plugins/tracing.ts). Last: it wraps
+      // the execute function the others have set.
+      deps.tracing ? graphqlTracing(deps.tracing) : {},
     ],
   });
   return { yoga, operationSource: persisted.operationSource };
