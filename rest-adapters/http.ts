@@ -6,7 +6,7 @@ import type { Context as TraceContext, Span } from '@opentelemetry/api';
 import type { Level, Logger } from 'pino';
 import { createRequestContext, type AppDeps, type RequestContext } from '../src/context.js';
 import { authenticate, type Principal } from '../src/services/access/index.js';
-import { clientAddress, isHttps, isInRanges, AppError, toAppError, type ConnectionFacts } from '../src/services/kernel/index.js';
+import { clientAddress, isHttps, isInRanges, AppError, toAppError, UnauthorizedError, type ConnectionFacts } from '../src/services/kernel/index.js';
 import type { HttpEnv } from './env.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
@@ -200,8 +200,10 @@ export async function requestContextOf(deps: AppDeps, ex: Exchange, options: { l
   try {
     principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials, clientIp: ex.clientIp });
   } catch (error) {
+    // REST's refusal is logged with its answer (envelope.ts logFailure).
     if (!options.lenient) throw error;
     if (!(error instanceof AppError)) ex.logger.error({ err: error }, 'authentication failed');
+    else if (error.status === UnauthorizedError.status) credentialRefused(ex, error);
     authError = toAppError(error);
   }
   return createRequestContext(deps, {
@@ -216,6 +218,14 @@ export async function requestContextOf(deps: AppDeps, ex: Exchange, options: { l
     languageHeader: ex.header('accept-language'),
     reachedAs: { https: ex.https, host: ex.header('host') },
   });
+}
+
+/**
+ * A missing, unknown, revoked or expired credential: the caller's mistake, not the service's, so an
+ * `info` line (for an operator following a partner's failed calls) with the code and no stack.
+ */
+export function credentialRefused(ex: { readonly logger: Logger }, error: AppError): void {
+  ex.logger.info({ code: error.code }, 'credential refused');
 }
 
 /** The credential check of the REST routers: the request context, or a refusal in the envelope. */

@@ -5,7 +5,7 @@ import type { Database } from './db/client.js';
 import type { ChannelRateLimits, CredentialCache, CredentialHeaders, Principal, RateLimiter, TokenSigner } from './services/access/index.js';
 import { createLoaders, type ImageCache, type Loaders, type PropertyCatalog } from './services/catalog/index.js';
 import type { Tracing } from './telemetry/tracing.js';
-import type { UpstreamClient } from './upstream/client.js';
+import type { CallOptions, UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import { isLanguage, negotiateLanguage, type AppError, type Language } from './services/kernel/index.js';
 import type { AvailabilityCache } from './services/search/index.js';
@@ -200,8 +200,19 @@ class HttpRequestContext implements RequestContext {
 
   /** The loaders read this context's signal and scenario when they call the provider. */
   get loaders(): Loaders {
-    return (this.#loaders ??= createLoaders(this.deps.catalog, this));
+    return (this.#loaders ??= createLoaders(this.deps.catalog, callOptionsOf(this)));
   }
+}
+
+/** The provider call options of a context, read when the call is made (the signal is made only then). */
+function callOptionsOf(ctx: RequestContext): CallOptions {
+  return {
+    get signal() {
+      return ctx.signal;
+    },
+    scenario: ctx.scenario,
+    log: ctx,
+  };
 }
 
 /**

@@ -7,6 +7,7 @@ import type { GraphiQLPage } from './graphiql/page.js';
 import { maskError } from './maskError.js';
 import { costLimit } from './plugins/costLimit.js';
 import { csrfPrevention } from './plugins/csrfPrevention.js';
+import { requestErrorLog } from './plugins/errorLog.js';
 import { httpRequestErrors } from './plugins/httpRequestErrors.js';
 import { incrementalDelivery } from './plugins/incrementalDelivery.js';
 import { incrementalErrors } from './plugins/incrementalErrors.js';
@@ -65,6 +66,8 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial
   const { config, logger } = deps;
   const settings = config.graphql;
   const persisted = persistedOperations(settings);
+  // The service's failures in the request's log; refusals (a wrong key, a bad input) not as errors.
+  const errorLog = requestErrorLog();
   const yoga = createYoga<GraphQLServerContext, RequestContext>({
     // The Pothos schema with @defer and @stream (src/graphql/schema.ts), as schema.graphql prints it.
     schema: servedSchema,
@@ -83,7 +86,10 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial
       debug: (...args) => logger.debug(args.length === 1 ? args[0] : args),
       info: (...args) => logger.info(args.length === 1 ? args[0] : args),
       warn: (...args) => logger.warn(args.length === 1 ? args[0] : args),
-      error: (...args) => logger.error(args.length === 1 ? args[0] : args),
+      error: (...args) => {
+        if (args.length === 1 && errorLog.quiet(args[0])) return;
+        logger.error(args.length === 1 ? args[0] : args);
+      },
     },
     maskedErrors: { maskError, errorMessage: ERROR_MESSAGE },
     // No field takes a file: a multipart/form-data POST is an unsupported media type (415).
@@ -116,6 +122,8 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial
       incrementalErrors(maskError, ERROR_MESSAGE),
       // Charges each operation's cost to the channel's rate limit (src/graphql/rateLimit.ts).
       useRateLimit(),
+      // Before Yoga's masking (its plugin comes after these): the errors' causes are still there.
+      errorLog.plugin,
       // Spans of parse, validate and execute, with tracing on (plugins/tracing.ts). Last: it wraps
       // the execute function the others have set.
       deps.tracing ? graphqlTracing(deps.tracing) : {},
