@@ -14,7 +14,6 @@ import { checkEnvironment, claimEnvironment } from './services/kernel/index.js';
 import { AvailabilityCache } from './services/search/index.js';
 import { DeliveryWork, OutcomeRecorder, WebhookSender } from './services/webhooks/index.js';
 import { startSimulator, type RunningSimulator } from './simulator/server.js';
-import { createTracing } from './telemetry/tracing.js';
 import { UpstreamClient } from './upstream/client.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 
@@ -47,7 +46,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     options.logger ??
     pino({ level: config.logLevel, base: { service: 'channel' } }, pino.destination({ dest: 1, sync: false, minLength: 16_000, periodicFlush: 250 }));
   // Tracing (OTEL_*): undefined when off, and then nothing below traces anything.
-  const tracing = createTracing(config, { exporter: options.traceExporter });
+  // The OpenTelemetry packages are not even loaded with tracing off.
+  const tracing =
+    config.tracing || options.traceExporter ? (await import('./telemetry/tracing.js')).createTracing(config, { exporter: options.traceExporter }) : undefined;
   const db = await openDatabase(config, tracing ? (factory) => tracing.wrapAdapter(factory) : undefined);
   // A database belongs to one environment: another environment's instance refuses to start here,
   // before it migrates or writes anything (src/services/kernel/environment.ts).

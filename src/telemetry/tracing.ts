@@ -16,7 +16,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -105,7 +105,8 @@ export function createTracing(config: Config, options: TracingOptions = {}): Tra
     processor = new BatchSpanProcessor(protocol === 'http/json' ? new OtlpJsonExporter(exporterConfig) : new OtlpProtoExporter(exporterConfig));
   }
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': 'channel-service', ...settings?.resource }),
+    // telemetry.sdk.* of the SDK, then OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME.
+    resource: defaultResource().merge(resourceFromAttributes({ 'service.name': 'channel-service', ...settings?.resource })),
     sampler: samplerOf(settings?.sampler ?? 'parentbased_always_on', settings?.samplerRatio ?? 1),
     spanProcessors: [processor],
   });

@@ -80,6 +80,21 @@ for (const tracing of [false, true]) {
       expect(lines.filter((l) => l.msg === 'upstream call failed' && l.reqId === undefined)).toEqual([]);
     });
 
+    it('a provider failure during a GraphQL operation is logged with the request id, once', async () => {
+      const res = await t.request('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...apiKey(who), 'x-test-scenario': 'upstream_error' },
+        body: JSON.stringify({ query: '{ properties(first: 1) { edges { node { id } } } }' }),
+      });
+      const body = (await res.json()) as { errors?: { extensions?: { code?: string } }[] };
+      expect(body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
+      const others = checked(res.headers.get('x-request-id'));
+      expect(others.map((l) => l.msg)).toEqual(expect.arrayContaining(['upstream call failed', 'GraphQL operation failed']));
+      expect(others.find((l) => l.msg === 'GraphQL operation failed')?.err?.stack).toBeDefined();
+      // Yoga does not log it again without the request id.
+      expect(lines.filter((l) => l.reqId === undefined && l.level > INFO)).toEqual([]);
+    });
+
     it('a REST request with a wrong key: an info line with its request id, no stack', async () => {
       const res = await t.request('/channel/v1/bookings', { headers: { 'x-api-key': 'wrong-key-0000000000000000000000' } });
       expect(res.status).toBe(401);

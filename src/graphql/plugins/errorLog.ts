@@ -15,25 +15,23 @@ import { isGraphQLError } from '../maskError.js';
  */
 export function requestErrorLog(): { plugin: Plugin; quiet(error: unknown): boolean } {
   const logged = new WeakSet<object>();
-  const plugin: Plugin = {
-    onExecute() {
-      return {
-        onExecuteDone({ args, result }) {
-          const errors = 'errors' in result ? result.errors : undefined;
-          if (!errors?.length) return;
-          let logger: Logger | undefined;
-          for (const error of errors) {
-            const original = rootOf(error);
-            if (isRefusal(original) || isGraphQLError(original)) continue;
-            logger ??= (args.contextValue as { logger?: Logger }).logger;
-            if (!logger) return;
-            logger.error({ err: original, path: error.path?.join('.') }, 'GraphQL operation failed');
-            logged.add(error);
-          }
-        },
-      };
+  // One hooks object for every operation: nothing is made per operation that has no error.
+  const done: ReturnType<NonNullable<Plugin['onExecute']>> = {
+    onExecuteDone({ args, result }) {
+      const errors = 'errors' in result ? result.errors : undefined;
+      if (!errors?.length) return;
+      let logger: Logger | undefined;
+      for (const error of errors) {
+        const original = rootOf(error);
+        if (isRefusal(original) || isGraphQLError(original)) continue;
+        logger ??= (args.contextValue as { logger?: Logger }).logger;
+        if (!logger) return;
+        logger.error({ err: original, path: error.path?.join('.') }, 'GraphQL operation failed');
+        logged.add(error);
+      }
     },
   };
+  const plugin: Plugin = { onExecute: () => done };
   return {
     plugin,
     quiet: (error) => typeof error === 'object' && error !== null && (logged.has(error) || (isGraphQLError(error) && isRefusal(rootOf(error)))),
