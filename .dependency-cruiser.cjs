@@ -48,8 +48,8 @@ module.exports = {
       name: 'infrastructure-imports-only-the-kernel',
       severity: 'error',
       comment:
-        'src/upstream, src/events, src/db and src/config.ts import at run time only services/kernel (and their own folder); type-only imports such as Config are allowed.',
-      from: { path: '^src/(upstream|events|db)/|^src/config\\.ts$' },
+        'src/upstream, src/events, src/db, src/telemetry and src/config.ts import at run time only services/kernel (and their own folder); type-only imports such as Config are allowed.',
+      from: { path: '^src/(upstream|events|db|telemetry)/|^src/config\\.ts$' },
       to: {
         ...RUNTIME,
         path: '^(src|rest-adapters)/',

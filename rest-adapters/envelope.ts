@@ -29,7 +29,7 @@ import { OAuthError } from '../src/services/access/index.js';
 import { InsufficientBalanceError } from '../src/services/bookings/index.js';
 import type { Level, Logger } from 'pino';
 import type { HttpEnv } from './env.js';
-import { exchange } from './http.js';
+import { credentialRefused, exchange } from './http.js';
 
 /**
  * The envelopes of docs/spec/channel-api.md §2.1 and the one mapping from errors to responses. Every REST response,
@@ -142,9 +142,14 @@ export function oauthErrorResponse(c: Context<HttpEnv>, error: unknown): Respons
   return c.json({ error: code, error_description: appError.message }, appError.status as ContentfulStatusCode);
 }
 
-/** A failure in the request's log: errors of the service at `error`, refusals at `debug` (the logger child made only then). */
+/**
+ * A failure in the request's log (the request's logger: its id, and trace id with tracing on):
+ * errors of the service at `error` with their stack; a missing or refused credential at `info`,
+ * without a stack (credentialRefused); other refusals at `debug` (the logger child made only then).
+ */
 export function logFailure(ex: { readonly logger: Logger; logs(level: Level): boolean }, original: unknown, mapped: AppError): void {
   if (mapped.status >= 500) ex.logger.error({ err: original, code: mapped.code }, 'request failed');
+  else if (mapped.status === UnauthorizedError.status) credentialRefused(ex, mapped);
   else if (ex.logs('debug')) ex.logger.debug({ code: mapped.code }, 'request refused');
 }
 

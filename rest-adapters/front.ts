@@ -1,5 +1,6 @@
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type RequestListener } from 'node:http';
 import type { AppDeps } from '../src/context.js';
+import type { Tracing } from '../src/telemetry/tracing.js';
 import { PayloadTooLargeError, ServiceUnavailableError, type AppError } from '../src/services/kernel/index.js';
 import { classify, errorBody, logFailure } from './envelope.js';
 import { attachExchange, Exchange } from './http.js';
@@ -118,10 +119,15 @@ export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surf
   const limit = deps.config.bodyLimitBytes;
   const log = deps.logger.isLevelEnabled('info');
   const measure = httpMetrics(deps.metrics);
-  return (req, res) => {
+  const { tracing } = deps;
+  const serve: RequestListener = (req, res) => {
     const ex = new Exchange(deps, req, res);
     attachExchange(req, ex);
     measure(res);
+    if (tracing) return traced(tracing, ex, () => handle(ex, req, res));
+    handle(ex, req, res);
+  };
+  const handle = (ex: Exchange, req: IncomingMessage, res: ServerResponse): void => {
     const method = req.method ?? 'GET';
     const origin = rules.cors ? (ex.header('origin') ?? '') : '';
     (res as FrontAnswer)[STATE] = { ex, rules, page: method === 'GET' || method === 'HEAD', origin, started: log ? performance.now() : 0, log };
@@ -140,8 +146,30 @@ export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surf
     const refusal = rules.httpsRefusal(ex.https, ex.path, ex.clientIp) ?? (shuttingDown() ? new ServiceUnavailableError() : null);
     if (refusal) return refuse(ex, refusal, limit);
     if (method === 'GET' || method === 'HEAD') return surface(req, res, ex);
-    readBody(ex, limit, () => surface(req, res, ex));
+    // The body's 'end' comes in the socket's context: the request's trace context is entered again.
+    const trace = ex.trace;
+    readBody(ex, limit, trace && tracing ? () => tracing.with(trace.ctx, () => surface(req, res, ex)) : () => surface(req, res, ex));
   };
+  return serve;
+}
+
+/**
+ * With tracing on: the request's server span (child of the caller's `traceparent`), active while
+ * the request is handled, ended when its answer is (named by the route template that answered).
+ */
+function traced(tracing: Tracing, ex: Exchange, handle: () => void): void {
+  const { req, res } = ex;
+  const trace = (ex.trace = tracing.serverSpan(req, ex.path, ex.https, ex.clientIp));
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    tracing.endServerSpan(trace.span, req.method ?? 'GET', ex.route, res.statusCode);
+  };
+  // 'finish' when the answer is all written; 'close' alone when the client went away first.
+  res.once('finish', end);
+  res.once('close', end);
+  tracing.with(trace.ctx, handle);
 }
 
 type BodyRequest = IncomingMessage & { rawBody?: Buffer };

@@ -2,10 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
+import type { Context as TraceContext, Span } from '@opentelemetry/api';
 import type { Level, Logger } from 'pino';
 import { createRequestContext, type AppDeps, type RequestContext } from '../src/context.js';
 import { authenticate, type Principal } from '../src/services/access/index.js';
-import { clientAddress, isHttps, isInRanges, AppError, toAppError, type ConnectionFacts } from '../src/services/kernel/index.js';
+import { clientAddress, isHttps, isInRanges, AppError, toAppError, UnauthorizedError, type ConnectionFacts } from '../src/services/kernel/index.js';
 import type { HttpEnv } from './env.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
@@ -65,6 +66,8 @@ export class Exchange {
    * refusal of the front). A bounded label for metrics and span names, never the raw path.
    */
   route: string | undefined = undefined;
+  /** The request's server span and the context holding it, when tracing is on (set by the front). */
+  trace: { readonly span: Span; readonly ctx: TraceContext } | undefined = undefined;
   #logger: Logger | undefined;
   #abort: AbortController | undefined;
 
@@ -94,9 +97,12 @@ export class Exchange {
     }
   }
 
-  /** The service's logger with this request's id (made on first use). */
+  /**
+   * The service's logger with this request's id, and with tracing on its trace and server span ids
+   * (made on first use: a request that logs nothing makes no child).
+   */
   get logger(): Logger {
-    return (this.#logger ??= this.deps.logger.child({ reqId: this.id }));
+    return (this.#logger ??= this.deps.logger.child(this.trace ? { reqId: this.id, ...traceIds(this.trace.span) } : { reqId: this.id }));
   }
 
   /** Aborted when the client goes away before its answer is sent (made on first use). */
@@ -122,13 +128,20 @@ export class Exchange {
    * id is one of its fields, as a child would have put it).
    */
   logAnswer(status: number, ms: number): void {
-    this.deps.logger.info({ reqId: this.id, method: this.req.method, path: this.path, route: this.route, status, ms }, 'request');
+    const line = { reqId: this.id, method: this.req.method, path: this.path, route: this.route, status, ms };
+    this.deps.logger.info(this.trace ? { ...line, ...traceIds(this.trace.span) } : line, 'request');
   }
 
   /** Whether the service logs at `level` (so a line at it is worth a logger child). */
   logs(level: Level): boolean {
     return this.deps.logger.isLevelEnabled(level);
   }
+}
+
+/** The log fields of a span: `trace_id` and `span_id`, as OpenTelemetry's log correlation names them. */
+function traceIds(span: Span): { trace_id: string; span_id: string } {
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
 }
 
 const EXCHANGE = Symbol('exchange');
@@ -187,8 +200,10 @@ export async function requestContextOf(deps: AppDeps, ex: Exchange, options: { l
   try {
     principal = await authenticate(deps.db.prisma, credentials, { cache: deps.credentials, clientIp: ex.clientIp });
   } catch (error) {
+    // REST's refusal is logged with its answer (envelope.ts logFailure).
     if (!options.lenient) throw error;
     if (!(error instanceof AppError)) ex.logger.error({ err: error }, 'authentication failed');
+    else if (error.status === UnauthorizedError.status) credentialRefused(ex, error);
     authError = toAppError(error);
   }
   return createRequestContext(deps, {
@@ -203,6 +218,14 @@ export async function requestContextOf(deps: AppDeps, ex: Exchange, options: { l
     languageHeader: ex.header('accept-language'),
     reachedAs: { https: ex.https, host: ex.header('host') },
   });
+}
+
+/**
+ * A missing, unknown, revoked or expired credential: the caller's mistake, not the service's, so an
+ * `info` line (for an operator following a partner's failed calls) with the code and no stack.
+ */
+export function credentialRefused(ex: { readonly logger: Logger }, error: AppError): void {
+  ex.logger.info({ code: error.code }, 'credential refused');
 }
 
 /** The credential check of the REST routers: the request context, or a refusal in the envelope. */

@@ -15,7 +15,7 @@ import { v1Routes } from '../rest-adapters/v1/index.js';
 import { v2Routes } from '../rest-adapters/v2/index.js';
 import type { Config } from './config.js';
 import type { AppDeps } from './context.js';
-import { createDeps } from './deps.js';
+import { createDeps, type DepsOptions } from './deps.js';
 import type { Dispatcher } from './events/dispatcher.js';
 import { graphqlSurface } from './graphql/http.js';
 import { attachGraphQLWs, createGraphQL, renderGraphiQLPage, type GraphQLWs, type Yoga } from './graphql/index.js';
@@ -48,7 +48,7 @@ export interface ChannelService {
 }
 
 /** Composes the service: deps (deps.ts) -> surfaces (REST, GraphQL, health, operator) -> jobs (jobs.ts) -> listen/close. */
-export async function createService(config: Config, options: { logger?: Logger; clock?: () => Date } = {}): Promise<ChannelService> {
+export async function createService(config: Config, options: DepsOptions = {}): Promise<ChannelService> {
   const { deps, dispatcher, simulator } = await createDeps(config, options);
   const { db, redis, logger, upstream } = deps;
   const adminToken = await ensureOperatorCredential(db.prisma, config);
@@ -136,6 +136,7 @@ export async function createService(config: Config, options: { logger?: Logger; 
       await simulator?.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
       await db.close();
+      await deps.tracing?.shutdown();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   };

@@ -10,6 +10,8 @@ const flag = z
 
 const optionalUrl = z.url().optional();
 
+const otlpProtocol = z.enum(['http/protobuf', 'http/json', 'grpc']).refine((v) => v !== 'grpc', 'grpc is not supported: use http/protobuf or http/json (port 4318)');
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   HOST: z.string().default('0.0.0.0'),
@@ -213,6 +215,39 @@ const envSchema = z.object({
   /** Voucher e-mails one channel may send, all its reservations together, per hour and per day. */
   VOUCHER_MAILS_PER_CHANNEL_HOUR: z.coerce.number().int().min(1).max(100_000).default(100),
   VOUCHER_MAILS_PER_CHANNEL_DAY: z.coerce.number().int().min(1).max(1_000_000).default(500),
+  /**
+   * OpenTelemetry tracing, by the standard OTEL_* variables (opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables).
+   * Tracing is on when an exporter is configured: OTEL_TRACES_EXPORTER=otlp or console, or (with
+   * OTEL_TRACES_EXPORTER unset) an OTLP endpoint; off otherwise, and always with OTEL_SDK_DISABLED=true.
+   * Off costs nothing: no tracer, no context propagation. src/telemetry/tracing.ts builds it.
+   */
+  OTEL_SDK_DISABLED: flag.default(false),
+  /** otlp (to OTEL_EXPORTER_OTLP_*; default endpoint http://localhost:4318), console (stdout), none. */
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'console', 'none']).optional(),
+  /** The collector's base URL (http://collector:4318): traces go to <endpoint>/v1/traces. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
+  /** The full URL traces are POSTed to (wins over OTEL_EXPORTER_OTLP_ENDPOINT). */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
+  /** Headers of every export, key=value pairs separated by commas, values URL-encoded (api-key=abc%20d). */
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().default('').transform((v, ctx) => otelPairs(v, ctx)),
+  /** The same for trace exports only (a key given in both takes this value). */
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: z.string().default('').transform((v, ctx) => otelPairs(v, ctx)),
+  /** http/protobuf (default, as the specification's) or http/json; gRPC is not supported. */
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.default('http/protobuf'),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  /** service.name of the traces' resource. */
+  OTEL_SERVICE_NAME: z.string().min(1).default('channel-service'),
+  /** More resource attributes, key=value pairs separated by commas (deployment.environment.name=prod). */
+  OTEL_RESOURCE_ATTRIBUTES: z.string().default('').transform((v, ctx) => otelPairs(v, ctx)),
+  /**
+   * Which traces are kept: always_on, always_off, traceidratio, parentbased_always_on (default: a
+   * caller's sampled flag decides, else always), parentbased_always_off, parentbased_traceidratio.
+   */
+  OTEL_TRACES_SAMPLER: z
+    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
+    .default('parentbased_always_on'),
+  /** The ratio of the traceidratio samplers, 0 to 1 (default 1). */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
 });
 
 
@@ -231,6 +266,9 @@ const configSchema = envSchema.transform((e, ctx) => {
     return refuse('HTTP_HEADERS_TIMEOUT_MS', 'must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }
   if (e.SMTP_URL && !e.MAIL_FROM) return refuse('MAIL_FROM', 'needed with SMTP_URL (the sender address of voucher e-mails)');
+  const tracesExporter = e.OTEL_SDK_DISABLED
+    ? 'none'
+    : (e.OTEL_TRACES_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'otlp' : 'none'));
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -307,6 +345,21 @@ const configSchema = envSchema.transform((e, ctx) => {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     // The file transport's placeholder sender: .invalid never resolves (RFC 2606).
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? 'vouchers@channel.invalid' },
+    // Null: tracing off (src/telemetry/tracing.ts is not even built).
+    tracing:
+      tracesExporter === 'none'
+        ? null
+        : {
+            exporter: tracesExporter,
+            otlp: {
+              url: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${(e.OTEL_EXPORTER_OTLP_ENDPOINT ?? 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`,
+              headers: Object.freeze({ ...e.OTEL_EXPORTER_OTLP_HEADERS, ...e.OTEL_EXPORTER_OTLP_TRACES_HEADERS }),
+              protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL,
+            },
+            resource: Object.freeze({ ...e.OTEL_RESOURCE_ATTRIBUTES, 'service.name': e.OTEL_SERVICE_NAME }),
+            sampler: e.OTEL_TRACES_SAMPLER,
+            samplerRatio: e.OTEL_TRACES_SAMPLER_ARG ?? 1,
+          },
     vouchers: {
       pdfFont: e.VOUCHER_PDF_FONT === undefined ? undefined : absolute(e.VOUCHER_PDF_FONT),
       mailsPerChannelHour: e.VOUCHER_MAILS_PER_CHANNEL_HOUR,
@@ -344,6 +397,28 @@ function isOrigin(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The OTEL_* list form: key=value pairs separated by commas, values percent-encoded (W3C Baggage octets). */
+function otelPairs(text: string, ctx: z.RefinementCtx): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const item of text.split(',')) {
+    if (!item.trim()) continue;
+    const eq = item.indexOf('=');
+    const key = eq > 0 ? item.slice(0, eq).trim() : '';
+    let value: string | undefined;
+    try {
+      value = eq > 0 ? decodeURIComponent(item.slice(eq + 1).trim()) : undefined;
+    } catch {
+      value = undefined;
+    }
+    if (!key || value === undefined) {
+      ctx.addIssue({ code: 'custom', message: `"${item.trim()}" is not key=value (values URL-encoded)` });
+      return z.NEVER;
+    }
+    pairs[key] = value;
+  }
+  return pairs;
 }
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };

@@ -5,7 +5,8 @@ import type { Database } from './db/client.js';
 import type { ChannelRateLimits, CredentialCache, CredentialHeaders, Principal, RateLimiter, TokenSigner } from './services/access/index.js';
 import { createLoaders, type ImageCache, type Loaders, type PropertyCatalog } from './services/catalog/index.js';
 import type { Metrics } from './metrics/index.js';
-import type { UpstreamClient } from './upstream/client.js';
+import type { Tracing } from './telemetry/tracing.js';
+import type { CallOptions, UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import { isLanguage, negotiateLanguage, type AppError, type Language } from './services/kernel/index.js';
 import type { AvailabilityCache } from './services/search/index.js';
@@ -27,6 +28,8 @@ export interface AppDeps {
   readonly logger: Logger;
   /** The Prometheus metrics of this instance (src/metrics), served at GET /metrics. */
   readonly metrics: Metrics;
+  /** OpenTelemetry tracing (src/telemetry/tracing.ts); undefined when off (OTEL_* unset): check it, nothing more. */
+  readonly tracing: Tracing | undefined;
   /** The inventory provider, and its content behind a shared cache. */
   readonly upstream: UpstreamClient;
   readonly catalog: PropertyCatalog;
@@ -200,8 +203,19 @@ class HttpRequestContext implements RequestContext {
 
   /** The loaders read this context's signal and scenario when they call the provider. */
   get loaders(): Loaders {
-    return (this.#loaders ??= createLoaders(this.deps.catalog, this));
+    return (this.#loaders ??= createLoaders(this.deps.catalog, callOptionsOf(this)));
   }
+}
+
+/** The provider call options of a context, read when the call is made (the signal is made only then). */
+function callOptionsOf(ctx: RequestContext): CallOptions {
+  return {
+    get signal() {
+      return ctx.signal;
+    },
+    scenario: ctx.scenario,
+    log: ctx,
+  };
 }
 
 /**

@@ -16,10 +16,13 @@ import { AvailabilityCache } from './services/search/index.js';
 import { DeliveryWork, OutcomeRecorder, WebhookSender, webhookBacklog } from './services/webhooks/index.js';
 import { startSimulator, type RunningSimulator } from './simulator/server.js';
 import { UpstreamClient } from './upstream/client.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 
 export interface DepsOptions {
   logger?: Logger;
   clock?: () => Date;
+  /** Tests: traces go to this exporter (an InMemorySpanExporter), and tracing is on whatever OTEL_* says. */
+  traceExporter?: SpanExporter;
 }
 
 /** What createService holds for the process's life, beside the deps every request sees. */
@@ -44,7 +47,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     options.logger ??
     pino({ level: config.logLevel, base: { service: 'channel' } }, pino.destination({ dest: 1, sync: false, minLength: 16_000, periodicFlush: 250 }));
   const metrics = new Metrics(logger);
-  const db = await openDatabase(config, metrics);
+  // Tracing (OTEL_*): undefined when off, and then nothing below traces anything.
+  // The OpenTelemetry packages are not even loaded with tracing off.
+  const tracing =
+    config.tracing || options.traceExporter ? (await import('./telemetry/tracing.js')).createTracing(config, { exporter: options.traceExporter }) : undefined;
+  const db = await openDatabase(config, metrics, tracing ? (factory) => tracing.wrapAdapter(factory) : undefined);
   // A database belongs to one environment: another environment's instance refuses to start here,
   // before it migrates or writes anything (src/services/kernel/environment.ts).
   try {
@@ -83,6 +90,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     breaker: { threshold: config.upstream.breakerThreshold, cooldownMs: config.upstream.breakerCooldownMs },
     logger,
     observer: metrics,
+    tracer: tracing?.upstream,
   });
   let dispatcher: Dispatcher | undefined;
   const credentials = createCredentialCache(config.authCacheTtlMs);
@@ -94,6 +102,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     redis,
     logger,
     metrics,
+    tracing,
     upstream,
     catalog: new PropertyCatalog(upstream, config.contentCache),
     images: new ImageCache(upstream, config.imageCache),

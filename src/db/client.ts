@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type { Config } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { observedAdapter, type DatabaseObserver } from './observed.js';
@@ -49,12 +50,18 @@ export function livenessKey(instanceId: string): string {
 // Prisma's own advisory lock id, so this runner and `prisma migrate deploy` exclude each other.
 const MIGRATION_LOCK_ID = 72707369;
 
-/** `observer` (the service's metrics) hears of every SQL statement and transaction Prisma runs (observed.ts). */
-export async function openDatabase(config: Config, observer?: DatabaseObserver): Promise<Database> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl, config.databaseSchema, observer) : openPglite(config, observer);
+/** How the Prisma client's driver adapter is wrapped (tracing: src/telemetry/database.ts); unwrapped when absent. */
+export type AdapterWrapper = <F extends SqlDriverAdapterFactory>(factory: F) => F;
+
+/**
+ * `observer` (the service's metrics) hears of every SQL statement and transaction Prisma runs
+ * (observed.ts); `wrap` wraps the observed adapter once more (tracing).
+ */
+export async function openDatabase(config: Config, observer?: DatabaseObserver, wrap: AdapterWrapper = (factory) => factory): Promise<Database> {
+  return config.databaseUrl ? openPostgres(config.databaseUrl, config.databaseSchema, observer, wrap) : openPglite(config, observer, wrap);
 }
 
-async function openPostgres(url: string, schema: string, observer: DatabaseObserver | undefined): Promise<Database> {
+async function openPostgres(url: string, schema: string, observer: DatabaseObserver | undefined, wrap: AdapterWrapper): Promise<Database> {
   const searchPath = `-c search_path="${schema}"`;
   // A small pool of its own for migrations and health checks; Prisma keeps its own pool.
   const pool = new pg.Pool({ connectionString: url, options: searchPath, max: 2 });
@@ -68,7 +75,7 @@ async function openPostgres(url: string, schema: string, observer: DatabaseObser
     });
   }
   const prisma = new PrismaClient({
-    adapter: observedAdapter(new PrismaPg({ connectionString: url, options: searchPath, max: 10 }, { schema }), observer),
+    adapter: wrap(observedAdapter(new PrismaPg({ connectionString: url, options: searchPath, max: 10 }, { schema }), observer)),
   });
   // Liveness locks held by this process (holdLiveness), let go on close.
   const releases = new Set<() => Promise<void>>();
@@ -129,11 +136,11 @@ async function openPostgres(url: string, schema: string, observer: DatabaseObser
   };
 }
 
-async function openPglite(config: Config, observer: DatabaseObserver | undefined): Promise<Database> {
+async function openPglite(config: Config, observer: DatabaseObserver | undefined, wrap: AdapterWrapper): Promise<Database> {
   const dir = join(config.dataDir, 'pglite');
   mkdirSync(dir, { recursive: true });
   const db = await PGlite.create(dir);
-  const prisma = new PrismaClient({ adapter: observedAdapter(new PrismaPGlite(db), observer) });
+  const prisma = new PrismaClient({ adapter: wrap(observedAdapter(new PrismaPGlite(db), observer)) });
   let living: string | undefined;
   return {
     kind: 'pglite',

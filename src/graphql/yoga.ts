@@ -7,6 +7,7 @@ import type { GraphiQLPage } from './graphiql/page.js';
 import { maskError } from './maskError.js';
 import { costLimit } from './plugins/costLimit.js';
 import { csrfPrevention } from './plugins/csrfPrevention.js';
+import { requestErrorLog } from './plugins/errorLog.js';
 import { httpRequestErrors } from './plugins/httpRequestErrors.js';
 import { incrementalDelivery } from './plugins/incrementalDelivery.js';
 import { incrementalErrors } from './plugins/incrementalErrors.js';
@@ -17,6 +18,7 @@ import { armorConfig } from './plugins/limits.js';
 import { operationMetrics, validationRefusals } from './plugins/metrics.js';
 import { persistedOperations } from './plugins/persistedOperations.js';
 import { suggestionsHidden } from './plugins/suggestionsHidden.js';
+import { graphqlTracing } from './plugins/tracing.js';
 import { variableRequestErrors } from './plugins/variableRequestErrors.js';
 import { useRateLimit } from './rateLimit.js';
 import { servedSchema } from './schema.js';
@@ -61,12 +63,14 @@ export interface GraphQLServer {
  * GraphiQL is served when a page is given (renderGraphiQLPage in graphiql/page.ts, made once at
  * start when GRAPHQL_GRAPHIQL is on): the same bytes for every GET of /graphql that accepts HTML.
  */
-export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial<Pick<AppDeps, 'metrics'>>, graphiql: GraphiQLPage | null = null): GraphQLServer {
+export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial<Pick<AppDeps, 'metrics' | 'tracing'>>, graphiql: GraphiQLPage | null = null): GraphQLServer {
   const { config, logger, metrics } = deps;
   const settings = config.graphql;
   const persisted = persistedOperations(settings);
   // The persisted operations' names always get a label of their own.
   metrics?.operationNames.allow(persisted.operationNames);
+  // The service's failures in the request's log; refusals (a wrong key, a bad input) not as errors.
+  const errorLog = requestErrorLog();
   const yoga = createYoga<GraphQLServerContext, RequestContext>({
     // The Pothos schema with @defer and @stream (src/graphql/schema.ts), as schema.graphql prints it.
     schema: servedSchema,
@@ -85,7 +89,10 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial
       debug: (...args) => logger.debug(args.length === 1 ? args[0] : args),
       info: (...args) => logger.info(args.length === 1 ? args[0] : args),
       warn: (...args) => logger.warn(args.length === 1 ? args[0] : args),
-      error: (...args) => logger.error(args.length === 1 ? args[0] : args),
+      error: (...args) => {
+        if (args.length === 1 && errorLog.quiet(args[0])) return;
+        logger.error(args.length === 1 ? args[0] : args);
+      },
     },
     maskedErrors: { maskError, errorMessage: ERROR_MESSAGE },
     // No field takes a file: a multipart/form-data POST is an unsupported media type (415).
@@ -121,6 +128,11 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial
       incrementalErrors(maskError, ERROR_MESSAGE),
       // Charges each operation's cost to the channel's rate limit (src/graphql/rateLimit.ts).
       useRateLimit(),
+      // Before Yoga's masking (its plugin comes after these): the errors' causes are still there.
+      errorLog.plugin,
+      // Spans of parse, validate and execute, with tracing on (plugins/tracing.ts). Last: it wraps
+      // the execute function the others have set.
+      deps.tracing ? graphqlTracing(deps.tracing) : {},
     ],
   });
   return { yoga, operationSource: persisted.operationSource };

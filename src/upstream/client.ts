@@ -49,6 +49,8 @@ export interface UpstreamOptions {
   logger: Logger;
   /** Hears of every logical call (the service's metrics). */
   observer?: UpstreamObserver | undefined;
+  /** Tracing's hook (src/telemetry/tracing.ts): a span per attempt and its traceparent on the request; absent when tracing is off. */
+  tracer?: UpstreamTracer | undefined;
 }
 
 /** What a provider call is, as metrics label it. */
@@ -79,10 +81,20 @@ export interface UpstreamObserver {
   providerCall(kind: ProviderCallKind, outcome: ProviderCallOutcome, seconds: number): void;
 }
 
+/** What the client needs of tracing: one span per attempt, the headers that carry it, its end. */
+export interface UpstreamTracer {
+  attempt(method: string, template: string, origin: string, path: string): {
+    headers(headers: Record<string, string>): void;
+    end(status: number | undefined, error?: string): void;
+  };
+}
+
 export interface CallOptions {
   signal?: AbortSignal | undefined;
   /** A sandbox scenario passed on to the provider (X-Test-Scenario). */
   scenario?: Scenario | undefined;
+  /** The request the call serves: its lines carry the request's id (and trace id). The service's logger otherwise. */
+  log?: { readonly logger: Logger } | undefined;
 }
 
 type Deadline = keyof UpstreamOptions['deadlines'];
@@ -119,11 +131,21 @@ class ProviderFault extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
-    /** No answer within the deadline (for metrics). */
-    readonly timeout = false,
+    /** The provider's status, when it answered one; whether no answer came within the deadline (for metrics). */
+    readonly detail: { status?: number; timeout?: boolean } = {},
   ) {
     super(message);
   }
+}
+
+/**
+ * A provider path as a template, for span names: ids and references become `{id}`, image paths
+ * `/images/{path}` (`/bookings/BK-1/cancel` is `/bookings/{id}/cancel`).
+ */
+export function templateOf(path: string): string {
+  const bare = path.split('?')[0]!;
+  if (bare.startsWith('/images/')) return '/images/{path}';
+  return bare.replace(/\/(bookings|modifications)\/[^/]+/g, '/$1/{id}').replace(/\/\d+(?=\/|$)/g, '/{id}');
 }
 
 export type BookOutcome =
@@ -171,6 +193,9 @@ export class UpstreamClient {
   }
 
   private readonly basePath: string;
+  private get origin(): string {
+    return new URL(this.options.baseUrl).origin;
+  }
 
   get circuit(): 'closed' | 'open' | 'half_open' | 'isolated' {
     return (['closed', 'open', 'half_open', 'isolated'] as const)[this.breaker.state];
@@ -403,7 +428,7 @@ export class UpstreamClient {
         throw new UpstreamError('The inventory provider is unavailable; retry shortly');
       }
       if (error instanceof ProviderFault) {
-        this.options.logger.warn({ path: call.path.split('?')[0], reason: error.message }, 'upstream call failed');
+        (options.log?.logger ?? this.options.logger).warn({ path: call.path.split('?')[0], reason: error.message }, 'upstream call failed');
         throw new UpstreamError();
       }
       throw error;
@@ -416,12 +441,35 @@ export class UpstreamClient {
     return answer;
   }
 
+  /** One attempt; with tracing on, in a span of its own whose traceparent the provider receives. */
   private async attempt<T>(pool: Pool, call: Call, options: CallOptions, signal: AbortSignal, deadlineMs: number) {
+    const tracer = this.options.tracer;
+    if (!tracer) return this.attemptOnce<T>(pool, call, options, signal, deadlineMs, undefined);
+    const span = tracer.attempt(call.method, templateOf(call.path), this.origin, this.basePath + call.path);
+    try {
+      const answer = await this.attemptOnce<T>(pool, call, options, signal, deadlineMs, span);
+      span.end(answer.status);
+      return answer;
+    } catch (error) {
+      span.end(error instanceof ProviderFault ? error.detail.status : undefined, error instanceof Error ? error.message : String(error));
+      throw error;
+    }
+  }
+
+  private async attemptOnce<T>(
+    pool: Pool,
+    call: Call,
+    options: CallOptions,
+    signal: AbortSignal,
+    deadlineMs: number,
+    span: ReturnType<UpstreamTracer['attempt']> | undefined,
+  ): Promise<{ status: number; body: T }> {
     if (signal.aborted) throw this.abortFault(options, deadlineMs);
     this.calls++;
     const headers: Record<string, string> = { accept: call.binary ? 'image/png' : 'application/json' };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
     if (options.scenario) headers['x-test-scenario'] = options.scenario;
+    span?.headers(headers);
     let res;
     try {
       res = await pool.request({
@@ -437,7 +485,7 @@ export class UpstreamClient {
     }
     if (res.statusCode >= 500) {
       await res.body.dump().catch(() => undefined);
-      throw new ProviderFault(`status ${res.statusCode}`, true);
+      throw new ProviderFault(`status ${res.statusCode}`, true, { status: res.statusCode });
     }
     if (call.binary && res.statusCode < 300) return { status: res.statusCode, body: (await this.readBinary(res, call.binary, options, signal, deadlineMs)) as T };
     let body: unknown;
@@ -450,7 +498,7 @@ export class UpstreamClient {
     if (res.statusCode >= 300 && !call.expected?.includes(res.statusCode)) {
       // A 4xx we did not expect means our request was wrong, not that the provider is down, so it
       // is not retried (the breaker sees the provider answering).
-      this.options.logger.error({ path: call.path.split('?')[0], status: res.statusCode, body }, 'upstream refused a request');
+      (options.log?.logger ?? this.options.logger).error({ path: call.path.split('?')[0], status: res.statusCode, body }, 'upstream refused a request');
       throw new UpstreamError('The inventory provider refused the request');
     }
     const schema = res.statusCode < 300 ? call.answer : answers.error;
@@ -489,14 +537,14 @@ export class UpstreamClient {
   private abortFault(options: CallOptions, deadlineMs: number): Error {
     // The caller went away: not the provider's fault, nothing to retry or count.
     if (options.signal?.aborted) return new UpstreamError('The request was cancelled');
-    return new ProviderFault(`no answer within ${deadlineMs} ms`, false, true);
+    return new ProviderFault(`no answer within ${deadlineMs} ms`, false, { timeout: true });
   }
 }
 
 /** How a failed call ended, for the observer (before send() turns it into an UpstreamError). */
 function outcomeOf(error: unknown, options: CallOptions): ProviderCallOutcome {
   if (error instanceof BrokenCircuitError) return 'circuit_open';
-  if (error instanceof ProviderFault) return error.timeout ? 'timeout' : 'error';
+  if (error instanceof ProviderFault) return error.detail.timeout ? 'timeout' : 'error';
   if (options.signal?.aborted) return 'cancelled';
   return error instanceof UpstreamError ? 'rejected' : 'error';
 }

@@ -34,6 +34,8 @@ export interface ProxyRequest {
 
 export interface ProxyHit extends ProxyRequest {
   action: string;
+  /** The W3C trace context the caller sent, if any. */
+  traceparent?: string | undefined;
 }
 
 export interface FaultProxy {
@@ -72,7 +74,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     const method = req.method ?? 'GET';
     const path = req.url ?? '/';
     const action = proxy.rule({ method, path });
-    hits.push({ method, path, action: typeof action === 'string' ? action : JSON.stringify(action) });
+    const traceparent = req.headers.traceparent as string | undefined;
+    hits.push({ method, path, action: typeof action === 'string' ? action : JSON.stringify(action), ...(traceparent ? { traceparent } : {}) });
 
     if (action === 'fail') {
       res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"code":"internal_error","message":"proxy: forced failure"}}');

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { createService, type ChannelService } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import type { DepsOptions } from '../../src/deps.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { createChannel, type IssuedCredentials, type NewChannel } from '../../src/services/channels/index.js';
 
@@ -95,7 +96,7 @@ export async function cleanupEnv(env: Record<string, string>): Promise<void> {
 
 export async function startTestService(
   overrides: Record<string, string> = {},
-  options: { clock?: () => Date } = {},
+  options: DepsOptions = {},
 ): Promise<TestService> {
   const env = testEnv(overrides);
   const t = await startTestServiceOn(env, options);
@@ -112,7 +113,7 @@ export async function startTestService(
  * A service on the database of `env` (a testEnv), for tests that start several instances, or
  * the same one again, on one database; close() leaves the database (cleanupEnv removes it).
  */
-export async function startTestServiceOn(env: Record<string, string>, options: { clock?: () => Date } = {}): Promise<TestService> {
+export async function startTestServiceOn(env: Record<string, string>, options: DepsOptions = {}): Promise<TestService> {
   const config = loadConfig(env);
   const service = await createService(config, options);
   // A loopback address of its own, so per-address limits of files sharing Redis do not collide.

@@ -98,7 +98,7 @@ export async function cancelBooking(ctx: RequestContext, id: string): Promise<Bo
 
   let answer;
   try {
-    answer = await deps.upstream.cancelBooking(started.id, { scenario: ctx.scenario });
+    answer = await deps.upstream.cancelBooking(started.id, { scenario: ctx.scenario, log: ctx });
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     // Whether the provider cancelled is unknown: the booking stays as it was, and the sync
@@ -110,7 +110,7 @@ export async function cancelBooking(ctx: RequestContext, id: string): Promise<Bo
     await revertCancel(deps, started);
     throw new NotCancellableError(started.id, started.previousStatus ?? started.status);
   }
-  if (answer === null && !cancelsUnknownToProvider(deps, started, 'a partner cancels it')) {
+  if (answer === null && !cancelsUnknownToProvider({ config: deps.config, logger: ctx.logger }, started, 'a partner cancels it')) {
     await revertCancel(deps, started);
     throw new CancellationNotConfirmedError(started.id, started.previousStatus ?? 'confirmed');
   }

@@ -208,7 +208,7 @@ export async function bookOffers(ctx: RequestContext, offers: OfferToBook[], nam
     if (!isUniqueViolation(error)) throw error;
     throw (await tokenUsed()) ?? new BookTokenError('BOOK_TOKEN_USED', 'This book token has already made a booking', { booking_id: null });
   }
-  return bookWithProvider(deps, rows, ctx.scenario);
+  return bookWithProvider(deps, rows, ctx.scenario, ctx);
 }
 
 /** The alphabet of confirmation numbers: Crockford's base 32 (no I, L, O or U to misread). */
@@ -226,6 +226,8 @@ async function bookWithProvider(
   deps: AppDeps,
   rows: { booking: Booking; occupancy: RoomOccupancy[] }[],
   scenario: Scenario | undefined,
+  /** The request, whose logger writes the provider's failures (its id in each line). */
+  log: { readonly logger: RequestContext['logger'] },
 ): Promise<Booking[]> {
   const outcomes: Outcome[] = [];
   // One room after another: after a refusal the rest are not sent.
@@ -244,7 +246,7 @@ async function bookWithProvider(
           total: Number(booking.totalAmount),
           guest: { first_name: booking.guestFirstName, last_name: booking.guestLastName, name: booking.bookerName },
         },
-        { scenario },
+        { scenario, log },
       );
       if (answer.ok && (answer.booking.status === 'confirmed' || answer.booking.status === 'pending')) {
         outcomes.push({ ok: true, provider: answer.booking });

@@ -4,7 +4,7 @@ import { TRANSACTION_OPTIONS } from '../../db/client.js';
 import { Prisma, type Booking } from '../../generated/prisma/client.js';
 import { transition, type BookingEventType, type BookingStatus, type Trigger } from './states.js';
 import { toBookingRecord } from './record.js';
-import { rowForSql } from '../kernel/index.js';
+import { currentTraceparent, rowForSql } from '../kernel/index.js';
 
 // ---------------------------------------------------------------------------------------------
 // Transitions and events
@@ -54,6 +54,7 @@ export async function moveHeld(
   const updated: Booking = { ...booking, ...changes };
   const { columns, json } = rowForSql(changes);
   const payload = next.events.length ? toBookingRecord(updated) : null;
+  const traceparent = next.events.length ? (currentTraceparent() ?? null) : null;
   const events = JSON.stringify(
     next.events.map((type, i) => ({
       id: randomUUID(),
@@ -61,6 +62,7 @@ export async function moveHeld(
       booking_id: booking.id,
       type,
       payload,
+      traceparent,
       // Distinct instants keep the order of events written together (as recordEvents).
       occurred_at: new Date(at.getTime() + i),
     })),
@@ -71,8 +73,8 @@ export async function moveHeld(
       WHERE "id" = ${booking.id}::uuid AND "status"::text = ${booking.status} AND "updated_at" = ${booking.updatedAt}
       RETURNING "id"
     ), events AS (
-      INSERT INTO "outbox_events" ("id", "channel_id", "booking_id", "type", "payload", "occurred_at")
-      SELECT e."id", e."channel_id", e."booking_id", e."type", e."payload", e."occurred_at"
+      INSERT INTO "outbox_events" ("id", "channel_id", "booking_id", "type", "payload", "occurred_at", "traceparent")
+      SELECT e."id", e."channel_id", e."booking_id", e."type", e."payload", e."occurred_at", e."traceparent"
       FROM json_populate_recordset(NULL::"outbox_events", ${events}::json) AS e WHERE EXISTS (SELECT 1 FROM moved)
     )
     SELECT count(*)::int AS "moved" FROM moved`;
@@ -83,6 +85,8 @@ export async function moveHeld(
 export async function recordEvents(tx: Prisma.TransactionClient, booking: Booking, types: BookingEventType[], at: Date) {
   if (!types.length) return;
   const payload = toBookingRecord(booking) as unknown as Prisma.InputJsonValue;
+  // The trace that writes the events (tracing on), for the webhook deliveries they cause.
+  const traceparent = currentTraceparent() ?? null;
   await tx.outboxEvent.createMany({
     data: types.map((type, i) => ({
       id: randomUUID(),
@@ -90,6 +94,7 @@ export async function recordEvents(tx: Prisma.TransactionClient, booking: Bookin
       bookingId: booking.id,
       type,
       payload,
+      traceparent,
       // Distinct instants keep the order of events written together.
       occurredAt: new Date(at.getTime() + i),
     })),

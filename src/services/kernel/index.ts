@@ -73,6 +73,7 @@ export {
   type Currency,
 } from './money.js';
 export { callOptions, principalOf } from './principal.js';
+export { addTraceSource, currentTraceparent } from './traceContext.js';
 export { isUniqueViolation, rowForSql } from './prisma.js';
 export { isUuid, rowsById } from './ids.js';
 export { cursorOf, keysetQuery, keysetSql, positionOf, type CursorWindow, type ListOrder, type Position, type WindowedList } from './keyset.js';

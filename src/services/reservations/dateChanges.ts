@@ -300,7 +300,7 @@ async function commit(ctx: RequestContext, booking: Booking, quote: DatesChange,
     outcome = await deps.upstream.modifyBooking(
       booking.id,
       { modification_id: modificationId, checkin: quote.checkin, checkout: quote.checkout, total: amountToNumber(quote.newTotal) },
-      { scenario: ctx.scenario },
+      { scenario: ctx.scenario, log: ctx },
     );
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;

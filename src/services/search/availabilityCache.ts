@@ -96,8 +96,9 @@ export class AvailabilityCache {
     const before = this.counts.misses;
     const shared = this.cache.fetch(key, {
       forceRefresh: true,
-      // Only the scenario goes with the shared call; each caller's signal stays its own.
-      context: { request, nights: view.nights, options: { scenario: options.scenario } },
+      // Only the scenario goes with the shared call; each caller's signal stays its own. Its lines
+      // carry the request id of the caller that made it.
+      context: { request, nights: view.nights, options: { scenario: options.scenario, log: options.log } },
     });
     if (this.counts.misses === before) this.counts.joined++;
     entry = await abortable(shared, options.signal);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { AppDeps } from '../../context.js';
 import { TRANSACTION_OPTIONS } from '../../db/client.js';
@@ -63,7 +64,8 @@ export class WebhookSender {
   }
 
   /** One attempt: 2xx is success; anything else, a timeout or a refused address is a failure. */
-  async send(delivery: Pick<ClaimedDelivery, 'id' | 'url' | 'secret' | 'body'>): Promise<AttemptOutcome> {
+  /** `traceparent`: the W3C trace context sent with the attempt (the trace of its event), if any. */
+  async send(delivery: Pick<ClaimedDelivery, 'id' | 'url' | 'secret' | 'body'> & { traceparent?: string | null | undefined }): Promise<AttemptOutcome> {
     const startedAt = new Date();
     const started = performance.now();
     const done = (outcome: Omit<AttemptOutcome, 'startedAt' | 'durationMs'>): AttemptOutcome => {
@@ -84,6 +86,7 @@ export class WebhookSender {
           'webhook-id': delivery.id,
           'webhook-timestamp': String(Math.floor(startedAt.getTime() / 1000)),
           'webhook-signature': signature,
+          ...(delivery.traceparent ? { traceparent: delivery.traceparent } : {}),
         },
         body: delivery.body,
         signal: AbortSignal.timeout(this.options.timeoutMs),
@@ -165,7 +168,39 @@ export async function attemptDelivery(
   claimed: ClaimedDelivery,
   logger: Logger = deps.logger,
 ): Promise<AttemptOutcome> {
-  const outcome = await deps.webhookSender.send(claimed);
+  const { tracing } = deps;
+  if (!tracing) return attemptAndRecord(deps, claimed, logger, claimed.traceparent);
+  // A span per attempt, child of the trace that wrote the event (a root of its own without one);
+  // the receiver gets its traceparent, and the attempt's record is written inside it.
+  const parent = claimed.traceparent ? tracing.extract(claimed.traceparent) : ROOT_CONTEXT;
+  const span = tracing.startSpan(
+    'webhook.deliver',
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'http.request.method': 'POST',
+        'server.address': hostOf(new URL(claimed.url)),
+        'webhook.delivery_id': claimed.id,
+        'webhook.attempt': claimed.attempt,
+      },
+    },
+    parent,
+  );
+  try {
+    const outcome = await tracing.with(trace.setSpan(parent, span), () => attemptAndRecord(deps, claimed, logger, tracing.traceparentOf(span)));
+    if (outcome.statusCode !== null) span.setAttribute('http.response.status_code', outcome.statusCode);
+    if (!outcome.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? 'failed' });
+    return outcome;
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+async function attemptAndRecord(deps: AppDeps, claimed: ClaimedDelivery, logger: Logger, traceparent: string | null): Promise<AttemptOutcome> {
+  const outcome = await deps.webhookSender.send({ ...claimed, traceparent });
   if (outcome.ok) {
     // Batched with the other successes of this instance (outcomes.ts): one statement for many.
     await deps.webhookOutcomes.success(claimed, outcome);

@@ -35,6 +35,8 @@ export interface ClaimedDelivery {
   attemptsAtReplay: number;
   createdAt: Date;
   leaseId: string;
+  /** The W3C traceparent of the trace that wrote the event (null for a ping, or when tracing was off). */
+  traceparent: string | null;
 }
 
 interface ClaimRow {
@@ -48,6 +50,7 @@ interface ClaimRow {
   schedule_step: number;
   max_attempts: number | null;
   created_at: Date;
+  traceparent: string | null;
 }
 
 /** How long an attempt may hold its delivery: twice its deadline and a second, then it is retried. */
@@ -116,14 +119,14 @@ export async function claimDue(deps: AppDeps, limit: number, recording?: Outcome
       FROM due
       WHERE d.id = due.id
       RETURNING d.id, d.endpoint_id, d.body, d.attempts, d.attempts_at_replay, d.schedule_step, d.max_attempts,
-        d.created_at, due.spent, due.previous_lease
+        d.created_at, d.traceparent, due.spent, due.previous_lease
     ), interrupted AS (
       INSERT INTO webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, error)
       SELECT gen_random_uuid(), c.id, CASE WHEN c.spent THEN c.attempts ELSE c.attempts - 1 END, ${now}, 0, ${INTERRUPTED}
       FROM claimed c WHERE c.previous_lease IS NOT NULL
     )
     SELECT c.id, c.endpoint_id, e.url, e.secret, c.body, c.attempts, c.attempts_at_replay, c.schedule_step,
-      c.max_attempts, c.created_at
+      c.max_attempts, c.created_at, c.traceparent
     FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id
     WHERE NOT c.spent`;
   return rows.map((r) => ({
@@ -137,6 +140,7 @@ export async function claimDue(deps: AppDeps, limit: number, recording?: Outcome
     maxAttempts: r.max_attempts,
     attemptsAtReplay: r.attempts_at_replay,
     createdAt: r.created_at,
+    traceparent: r.traceparent,
     leaseId,
   }));
 }

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { ConflictError, NotFoundError, principalOf, storableText } from '../kernel/index.js';
+import { ConflictError, currentTraceparent, NotFoundError, principalOf, storableText } from '../kernel/index.js';
 import type { RequestContext } from '../../context.js';
 import { TRANSACTION_OPTIONS } from '../../db/client.js';
 import { Prisma, type WebhookAttempt, type WebhookDelivery, type WebhookEndpoint } from '../../generated/prisma/client.js';
@@ -288,6 +288,8 @@ export async function pingWebhook(ctx: RequestContext, webhookId: string): Promi
   const id = randomUUID();
   const leaseId = randomUUID();
   const body = webhookBody(PING_EVENT_TYPE, now, JSON.stringify({ webhook_id: endpoint.id }));
+  // The ping is sent in the request's trace (tracing on).
+  const traceparent = currentTraceparent() ?? null;
   // Written already leased to this request, so no dispatcher takes it in between.
   try {
     await deps.db.prisma.webhookDelivery.create({
@@ -303,6 +305,7 @@ export async function pingWebhook(ctx: RequestContext, webhookId: string): Promi
         leaseId,
         maxAttempts: 1,
         createdAt: now,
+        traceparent,
       },
     });
     await attemptDelivery(deps, {
@@ -317,6 +320,7 @@ export async function pingWebhook(ctx: RequestContext, webhookId: string): Promi
       attemptsAtReplay: 0,
       createdAt: now,
       leaseId,
+      traceparent,
     }, ctx.logger);
   } catch (error) {
     // Deleted while the ping was on its way: its delivery went with the webhook.

@@ -66,7 +66,7 @@ export async function fanOut(deps: AppDeps, limit: number): Promise<BookingEvent
     const order = JSON.stringify(events.map((e, index) => ({ id: e.id, place: index })));
     await tx.$executeRaw`
       WITH batch AS (
-        SELECT o.id, o.channel_id, o.type, o.payload, o.occurred_at, b.place
+        SELECT o.id, o.channel_id, o.type, o.payload, o.occurred_at, o.traceparent, b.place
         FROM json_to_recordset(${order}::json) AS b(id uuid, place int)
         JOIN outbox_events o ON o.id = b.id
       ), endpoint AS (
@@ -74,14 +74,15 @@ export async function fanOut(deps: AppDeps, limit: number): Promise<BookingEvent
         WHERE channel_id IN (SELECT DISTINCT channel_id FROM batch)
         FOR KEY SHARE
       ), written AS (
-        INSERT INTO webhook_deliveries (id, endpoint_id, channel_id, event_id, type, body, status, next_attempt_at, created_at)
+        INSERT INTO webhook_deliveries (id, endpoint_id, channel_id, event_id, type, body, status, next_attempt_at, created_at, traceparent)
         SELECT gen_random_uuid(), e.id, b.channel_id, b.id, b.type,
           '{"type":' || to_json(b.type)::text
             || ',"timestamp":' || to_json(to_char(b.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
             || ',"data":' || b.payload::text || '}',
           CASE WHEN e.disabled_at IS NULL THEN 'pending' ELSE 'held' END,
           ${now},
-          ${now}::timestamptz - make_interval(secs => (${events.length - 1}::int - b.place) / 1000.0)
+          ${now}::timestamptz - make_interval(secs => (${events.length - 1}::int - b.place) / 1000.0),
+          b.traceparent
         FROM batch b
         JOIN endpoint e ON e.channel_id = b.channel_id AND b.type = ANY(e.events) AND e.created_at <= b.occurred_at
         ON CONFLICT DO NOTHING
