@@ -160,6 +160,15 @@ const WEBHOOK_HEADERS = [
       'of `{webhook-id}.{webhook-timestamp}.{raw body}`. Several space-separated signatures may be sent; accept if one matches.',
     schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$' },
   },
+  {
+    name: 'traceparent',
+    in: 'header',
+    required: false,
+    description:
+      'W3C Trace Context of this attempt, sent when the service traces (OpenTelemetry): it belongs to the trace of the request ' +
+      'that caused the event, so your processing can join it',
+    schema: { type: 'string', pattern: '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
+  },
 ];
 
 function webhooks(): Json {

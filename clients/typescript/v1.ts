@@ -13672,6 +13672,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256, keyed with the base64 part of the endpoint secret (whsec_...), of `{webhook-id}.{webhook-timestamp}.{raw body}`. Several space-separated signatures may be sent; accept if one matches. */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of this attempt, sent when the service traces (OpenTelemetry): it belongs to the trace of the request that caused the event, so your processing can join it */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -13757,6 +13759,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256, keyed with the base64 part of the endpoint secret (whsec_...), of `{webhook-id}.{webhook-timestamp}.{raw body}`. Several space-separated signatures may be sent; accept if one matches. */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of this attempt, sent when the service traces (OpenTelemetry): it belongs to the trace of the request that caused the event, so your processing can join it */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -13842,6 +13846,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256, keyed with the base64 part of the endpoint secret (whsec_...), of `{webhook-id}.{webhook-timestamp}.{raw body}`. Several space-separated signatures may be sent; accept if one matches. */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of this attempt, sent when the service traces (OpenTelemetry): it belongs to the trace of the request that caused the event, so your processing can join it */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -13927,6 +13933,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256, keyed with the base64 part of the endpoint secret (whsec_...), of `{webhook-id}.{webhook-timestamp}.{raw body}`. Several space-separated signatures may be sent; accept if one matches. */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of this attempt, sent when the service traces (OpenTelemetry): it belongs to the trace of the request that caused the event, so your processing can join it */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -14012,6 +14020,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256, keyed with the base64 part of the endpoint secret (whsec_...), of `{webhook-id}.{webhook-timestamp}.{raw body}`. Several space-separated signatures may be sent; accept if one matches. */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of this attempt, sent when the service traces (OpenTelemetry): it belongs to the trace of the request that caused the event, so your processing can join it */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -14097,6 +14107,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256, keyed with the base64 part of the endpoint secret (whsec_...), of `{webhook-id}.{webhook-timestamp}.{raw body}`. Several space-separated signatures may be sent; accept if one matches. */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of this attempt, sent when the service traces (OpenTelemetry): it belongs to the trace of the request that caused the event, so your processing can join it */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -14182,6 +14194,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256, keyed with the base64 part of the endpoint secret (whsec_...), of `{webhook-id}.{webhook-timestamp}.{raw body}`. Several space-separated signatures may be sent; accept if one matches. */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of this attempt, sent when the service traces (OpenTelemetry): it belongs to the trace of the request that caused the event, so your processing can join it */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -14267,6 +14281,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256, keyed with the base64 part of the endpoint secret (whsec_...), of `{webhook-id}.{webhook-timestamp}.{raw body}`. Several space-separated signatures may be sent; accept if one matches. */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of this attempt, sent when the service traces (OpenTelemetry): it belongs to the trace of the request that caused the event, so your processing can join it */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -14352,6 +14368,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256, keyed with the base64 part of the endpoint secret (whsec_...), of `{webhook-id}.{webhook-timestamp}.{raw body}`. Several space-separated signatures may be sent; accept if one matches. */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of this attempt, sent when the service traces (OpenTelemetry): it belongs to the trace of the request that caused the event, so your processing can join it */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
