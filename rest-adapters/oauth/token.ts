@@ -1,7 +1,7 @@
 import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppDeps } from '../../src/context.js';
-import { issueAccessToken, OAuthError, revokeAccessToken, SCOPES } from '../../src/services/access/index.js';
+import { issueAccessToken, OAuthError, revokeAccessToken, SCOPES, type OAuthErrorCode } from '../../src/services/access/index.js';
 import { BadRequestError, ForbiddenError, InternalError, RateLimitError, UnauthorizedError } from '../../src/services/kernel/index.js';
 import { errorResponseOf, Meta, oauthErrorResponse } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
@@ -167,15 +167,8 @@ function oauthErrorOf(...codes: [OAuthCode, ...OAuthCode[]]) {
   };
 }
 
-type OAuthCode =
-  | 'invalid_request'
-  | 'unsupported_grant_type'
-  | 'invalid_client'
-  | 'invalid_scope'
-  | 'access_denied'
-  | 'rate_limit_exceeded'
-  | 'unsupported_token_type'
-  | 'server_error';
+/** The RFC 6749 codes the service answers, and server_error (a 500 of the token endpoint). */
+type OAuthCode = OAuthErrorCode | 'server_error';
 
 const oauthForbidden = {
   description:

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { DatabaseObserver, SqlStatement, TransactionOutcome } from '../db/observed.js';
-import type { WebhookAttemptOutcome } from '../services/webhooks/index.js';
+import type { WebhookAttemptOutcome, WebhookBacklog } from '../services/webhooks/index.js';
 import type { ProviderCallKind, ProviderCallOutcome, UpstreamObserver } from '../upstream/client.js';
 import { counter, gauge, histogram } from './families.js';
 import { OperationNames } from './operationNames.js';
@@ -28,17 +28,7 @@ export type { WebhookAttemptOutcome };
 export type GraphQLOutcome = 'ok' | 'parse_error' | 'validation_error' | 'client_error' | 'server_error' | 'rate_limited';
 
 /** The webhook backlog as one query reads it at scrape time (services/webhooks' webhookBacklog). */
-export interface Backlog {
-  /** Outbox events not yet published, and the age of the oldest in seconds (0 when none). */
-  outboxPending: number;
-  outboxOldestSeconds: number;
-  /** Webhook deliveries waiting to be made, and those held while their endpoint is disabled. */
-  deliveriesPending: number;
-  deliveriesHeld: number;
-  /** Age of the oldest pending delivery in seconds (0 when none). */
-  deliveryOldestSeconds: number;
-  endpointsDisabled: number;
-}
+export type Backlog = WebhookBacklog;
 
 /** What the scrape reads from the rest of the service; set once they exist (watch). */
 export interface ScrapeSources {

@@ -11,7 +11,7 @@ export {
   type CredentialHeaders,
   type Principal,
 } from './auth.js';
-export { OAuthError, issueAccessToken, revokeAccessToken } from './oauth.js';
+export { OAuthError, issueAccessToken, revokeAccessToken, type OAuthErrorCode } from './oauth.js';
 export {
   ChannelRateLimits,
   batchCost,
