@@ -5,11 +5,14 @@
  *
  *   tsx bench/measure-pair.ts <rest|graphql> <seconds> <rounds> '<json env A>' '<json env B>'
  *
- * Each env is the service's BENCH_SERVICE_ENV (e.g. {"LOG_LEVEL":"info"}). MEASURE_PROFILE=<file>
+ * Each env is the service's BENCH_SERVICE_ENV (e.g. {"LOG_LEVEL":"info"}); its "@dir", when given,
+ * is the service directory that variant runs (BENCH_SERVICE_REF is not read here: to compare two
+ * commits, give one variant the directory of an export, e.g. /tmp/channel-bench-service-<commit>
+ * that `BENCH_SERVICE_REF=<commit> npm run bench` made). MEASURE_PROFILE=<file>
  * writes a CPU profile of the measured window. Not part of npm run bench.
  */
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { ask, benchDir, serviceDir, serviceNodeEnv, stopChild } from './children.js';
@@ -20,10 +23,14 @@ import { ask, benchDir, serviceDir, serviceNodeEnv, stopChild } from './children
  * production) come first. The rest of stdout is drained as the log destination.
  */
 async function startService(env: string) {
+  // A variant's "@dir" is the service directory it runs (an export with node_modules, such as the
+  // bench's BENCH_SERVICE_REF exports under /tmp), so two commits alternate in one run.
+  const { '@dir': dir, ...serviceEnv } = JSON.parse(env) as Record<string, string>;
+  const cwd = dir ? resolve(dir) : serviceDir();
   const nodeEnv = serviceNodeEnv();
   const child = spawn(process.execPath, ['--import', 'tsx', join(benchDir, 'serve-service.ts')], {
-    cwd: serviceDir(),
-    env: { ...process.env, ...(nodeEnv ? { NODE_ENV: nodeEnv } : {}), BENCH_SERVICE_ENV: env },
+    cwd,
+    env: { ...process.env, ...(nodeEnv ? { NODE_ENV: nodeEnv } : {}), BENCH_SERVICE_DIR: cwd, BENCH_SERVICE_ENV: JSON.stringify(serviceEnv) },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const lines = createInterface({ input: child.stdout! });
@@ -58,6 +65,8 @@ async function once(env: string): Promise<{ rps: number; cpuUs: number }> {
             body: JSON.stringify({ query, variables: { id: '1' } }),
           };
     const run = (duration: number) => autocannon({ url: `http://127.0.0.1:${info.port}${request.path}`, connections: 50, duration, method: request.method, headers: request.headers, ...("body" in request ? { body: request.body } : {}) });
+    // Which service answered: GET /metrics is 404 before issue 20 and 200 since.
+    if (process.env.MEASURE_PROBE) console.log(`  ${env}: GET /metrics ${(await fetch(`http://127.0.0.1:${info.port}/metrics`)).status}`);
     await run(2); // warm up (caches, JIT of V8 and graphql-jit)
     const profile = process.env.MEASURE_PROFILE; // a .cpuprofile path: the measured window only
     if (profile) await ask(child, { cmd: 'profile', action: 'start', path: profile });
