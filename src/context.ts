@@ -203,45 +203,106 @@ class HttpRequestContext implements RequestContext {
 
   /** The loaders read this context's signal and scenario when they call the provider. */
   get loaders(): Loaders {
-    return (this.#loaders ??= createLoaders(this.deps.catalog, callOptionsOf(this)));
+    return (this.#loaders ??= createLoaders(this.deps.catalog, new ContextCallOptions(this)));
   }
 }
 
+/**
+ * Every object made per request (or per operation) reads its lazy parts through getters of its
+ * class, never through accessors of its own (an object literal's `get`, Object.defineProperty's
+ * `get`): V8 allocates each own accessor pair in the old generation, and a pair left there after
+ * its request keeps the getter's closure alive, and through it the whole request (its
+ * node:http request and response, headers, context), through every young collection until the
+ * next full one. Made per request, that promotes every request and doubles a cached REST read's
+ * CPU (bench/README.md, "Issue 20: where the cost came from"; test/platform/request-garbage.test.ts).
+ */
+
 /** The provider call options of a context, read when the call is made (the signal is made only then). */
-function callOptionsOf(ctx: RequestContext): CallOptions {
-  return {
-    get signal() {
-      return ctx.signal;
-    },
-    scenario: ctx.scenario,
-    log: ctx,
-  };
+class ContextCallOptions implements CallOptions {
+  constructor(private readonly ctx: RequestContext) {}
+
+  get signal(): AbortSignal | undefined {
+    return this.ctx.signal;
+  }
+
+  get scenario(): Scenario | undefined {
+    return this.ctx.scenario;
+  }
+
+  get log(): { readonly logger: Logger } {
+    return this.ctx;
+  }
 }
 
 /**
- * Makes `target` (the GraphQL context Yoga or graphql-ws builds for an operation) read as `ctx`:
- * each part of the request context becomes a property of it, the lazy ones (logger, signal,
- * loaders) as accessors, so a resolver that never needs them never builds them.
+ * The GraphQL context of one operation: the server context Yoga (src/graphql/http.ts) and
+ * graphql-ws (src/graphql/ws.ts) hand to envelop, which extends it in place (`request`,
+ * `params`), read as its request context `ctx`. The lazy parts (logger, signal, loaders,
+ * language, publicOrigin) stay lazy: a resolver that never needs them never builds them. GraphQL's
+ * @inContext(language:) gives one operation a language of its own (serveIn).
  */
-export function exposeRequestContext(target: object, ctx: RequestContext): void {
-  const value = (v: unknown) => ({ value: v, enumerable: true, configurable: true, writable: true });
-  const lazy = (get: () => unknown) => ({ get, enumerable: true, configurable: true });
-  Object.defineProperties(target, {
-    requestId: value(ctx.requestId),
-    deps: value(ctx.deps),
-    principal: value(ctx.principal),
-    authError: value(ctx.authError),
-    credentials: value(ctx.credentials),
-    clientIp: value(ctx.clientIp),
-    scenario: value(ctx.scenario),
-    sharing: value(ctx.sharing),
-    logger: lazy(() => ctx.logger),
-    signal: lazy(() => ctx.signal),
-    loaders: lazy(() => ctx.loaders),
-    // Configurable: GraphQL's @inContext(language:) replaces it for its operation (src/graphql/plugins/language.ts).
-    language: lazy(() => ctx.language),
-    publicOrigin: lazy(() => ctx.publicOrigin),
-  });
+export class OperationContext implements RequestContext {
+  #language: Language | undefined;
+
+  constructor(readonly ctx: RequestContext) {}
+
+  get requestId(): string {
+    return this.ctx.requestId;
+  }
+
+  get deps(): AppDeps {
+    return this.ctx.deps;
+  }
+
+  get principal(): Principal | null {
+    return this.ctx.principal;
+  }
+
+  get authError(): AppError | null {
+    return this.ctx.authError;
+  }
+
+  get credentials(): CredentialHeaders | undefined {
+    return this.ctx.credentials;
+  }
+
+  get clientIp(): string | undefined {
+    return this.ctx.clientIp;
+  }
+
+  get scenario(): Scenario | undefined {
+    return this.ctx.scenario;
+  }
+
+  get sharing(): SubscriptionSharing | undefined {
+    return this.ctx.sharing;
+  }
+
+  get logger(): Logger {
+    return this.ctx.logger;
+  }
+
+  get signal(): AbortSignal | undefined {
+    return this.ctx.signal;
+  }
+
+  get loaders(): Loaders {
+    return this.ctx.loaders;
+  }
+
+  /** The operation's language (@inContext), else the request's (Accept-Language). */
+  get language(): Language {
+    return this.#language ?? this.ctx.language;
+  }
+
+  get publicOrigin(): string {
+    return this.ctx.publicOrigin;
+  }
+
+  /** This operation's texts are in `language` (src/graphql/plugins/language.ts). */
+  serveIn(language: Language): void {
+    this.#language = language;
+  }
 }
 
 /** A Host header as a link may carry it: a DNS name or address with an optional port; anything else is not trusted. */

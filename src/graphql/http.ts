@@ -3,7 +3,7 @@ import { sendNodeResponse } from '@whatwg-node/server';
 import { exchangeOf, requestContextOf, type Exchange } from '../../rest-adapters/http.js';
 import { refuse } from '../../rest-adapters/front.js';
 import { withDeadline, type TransportRules } from '../../rest-adapters/transport.js';
-import type { AppDeps } from '../context.js';
+import { OperationContext, type AppDeps } from '../context.js';
 import { MethodNotAllowedError, type RequestTimeoutError } from '../services/kernel/index.js';
 import type { Yoga } from './yoga.js';
 
@@ -31,7 +31,7 @@ export function graphqlSurface(deps: AppDeps, rules: TransportRules, yoga: Yoga)
     const body = (req as IncomingMessage & { rawBody?: Buffer }).rawBody;
     // Yoga's adapter reads `body` when it is given (the front read it), and the stream otherwise.
     const input = body?.length ? { raw: req, method: req.method, headers: req.headers, url: req.url, body } : req;
-    const answer = Promise.resolve(yoga.handleNodeRequestAndResponse(input as IncomingMessage, res, { ctx }));
+    const answer = Promise.resolve(yoga.handleNodeRequestAndResponse(input as IncomingMessage, res, new OperationContext(ctx)));
     const deadline = rules.deadlineOf(req.method ?? 'GET', ex.header('idempotency-key'));
     const winner = await withDeadline<{ response: Response } | { error: RequestTimeoutError }>(
       answer.then((response) => ({ response })),

@@ -5,7 +5,7 @@ import type { ServerOptions, SubscribePayload } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { errorBody } from '../../rest-adapters/envelope.js';
-import { createRequestContext, type AppDeps, type RequestContext } from '../context.js';
+import { createRequestContext, OperationContext, type AppDeps, type RequestContext } from '../context.js';
 import { authenticate, type CredentialHeaders, type Principal } from '../services/access/index.js';
 import {
   AppError,
@@ -239,7 +239,7 @@ async function prepareOperation(
       sharing,
     });
     shareCharge(groupContext, requestContext);
-    const shared = yoga.getEnveloped({ ctx: groupContext, request: ctx.extra.request, params: { ...payload, query: source } });
+    const shared = yoga.getEnveloped(Object.assign(new OperationContext(groupContext), { request: ctx.extra.request, params: { ...payload, query: source } }));
     return (await shared.subscribe({
       schema: shared.schema,
       operationName: payload.operationName,
@@ -263,11 +263,9 @@ async function prepareOperation(
       ? multiplexer.member(sharingKey(principal, source, payload, ctx.extra.language), ctx.extra.socket, operationId, start)
       : undefined,
   });
-  const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-    ctx: requestContext,
-    request: ctx.extra.request,
-    params: { ...payload, query: source },
-  });
+  const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped(
+    Object.assign(new OperationContext(requestContext), { request: ctx.extra.request, params: { ...payload, query: source } }),
+  );
   let document: DocumentNode;
   try {
     // The token limit refuses a document while parsing; a syntax error is the client's too.

@@ -2,7 +2,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import { exposeRequestContext, type AppDeps, type RequestContext } from '../context.js';
+import type { AppDeps, OperationContext, RequestContext } from '../context.js';
 import type { GraphiQLPage } from './graphiql/page.js';
 import { maskError } from './maskError.js';
 import { costLimit } from './plugins/costLimit.js';
@@ -23,10 +23,12 @@ import { variableRequestErrors } from './plugins/variableRequestErrors.js';
 import { useRateLimit } from './rateLimit.js';
 import { servedSchema } from './schema.js';
 
-/** Server context handed to yoga.fetch: the request context the HTTP layer built. */
-export interface GraphQLServerContext {
-  ctx: RequestContext;
-}
+/**
+ * The server context handed to Yoga: the operation's context over the request context the HTTP
+ * layer (or graphql-ws) built, which envelop extends in place and the resolvers read as the
+ * request context (context.ts).
+ */
+export type GraphQLServerContext = OperationContext;
 
 /** Yoga's default; maskError (maskError.ts) writes its own message and ignores it. */
 const ERROR_MESSAGE = 'Unexpected error.';
@@ -80,11 +82,6 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial
     cors: false,
     graphiql: graphiql ? graphiql.options : false,
     ...(graphiql ? { renderGraphiQL: () => graphiql.body } : {}),
-    // Yoga's context becomes the request context (its lazy parts stay lazy: context.ts).
-    context: (initial) => {
-      exposeRequestContext(initial, initial.ctx);
-      return {} as RequestContext;
-    },
     logging: {
       debug: (...args) => logger.debug(args.length === 1 ? args[0] : args),
       info: (...args) => logger.info(args.length === 1 ? args[0] : args),

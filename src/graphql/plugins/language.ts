@@ -7,14 +7,15 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { OperationContext } from '../../context.js';
 import { isLanguage, type Language } from '../../services/kernel/index.js';
 import { IN_CONTEXT } from '../../schema/content.js';
 
 /**
  * `@inContext(language:)` (src/schema/content.ts): the language of the operation's texts. Before
  * the operation runs (execute or subscribe, whichever executor: Yoga's or graphql-jit's), the
- * directive's value replaces the GraphQL context's `language` (context.ts's exposeRequestContext
- * defines it as a configurable accessor negotiating Accept-Language). An operation without the
+ * directive's value becomes the operation's language (context.ts's OperationContext.serveIn;
+ * otherwise it reads the request's, negotiated from Accept-Language). An operation without the
  * directive keeps the request's language. Validation has checked the directive (known, on an
  * operation, a Language value); a variable's value is read as graphql-js coerces it. Over HTTP
  * the response carries `Content-Language`, the language the operation was served in, and `Vary:
@@ -25,13 +26,10 @@ export function operationLanguage(): Plugin {
   const served = new WeakMap<object, Language>();
   const set = ({ args }: { args: OperationArgs }) => {
     const context = args.contextValue;
-    if (typeof context !== 'object' || context === null) return;
+    if (!(context instanceof OperationContext)) return;
     const language = languageOf(args);
-    if (language !== undefined) {
-      Object.defineProperty(context, 'language', { value: language, enumerable: true, configurable: true, writable: true });
-    }
-    const request = (context as { ctx?: unknown }).ctx;
-    if (typeof request === 'object' && request !== null) served.set(request, (context as { language: Language }).language);
+    if (language !== undefined) context.serveIn(language);
+    served.set(context.ctx, context.language);
   };
   return {
     onExecute: set,
