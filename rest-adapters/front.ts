@@ -3,7 +3,7 @@ import type { AppDeps } from '../src/context.js';
 import type { Tracing } from '../src/telemetry/tracing.js';
 import { PayloadTooLargeError, ServiceUnavailableError, type AppError } from '../src/services/kernel/index.js';
 import { classify, errorBody, logFailure } from './envelope.js';
-import { attachExchange, Exchange } from './http.js';
+import { attachExchange, Exchange, exchangeOf } from './http.js';
 import { httpMetrics } from './httpMetrics.js';
 import type { HeaderList, TransportRules } from './transport.js';
 
@@ -49,12 +49,23 @@ interface FrontState {
 }
 
 const STATE = Symbol('front');
-type FrontAnswer = ServerResponse & { [STATE]?: FrontState };
+const CLOSED = Symbol('frontClosed');
+/** What the front does when an answer is over (metrics, the server span), the response as `this`. */
+type CloseHook = (this: ServerResponse) => void;
+type FrontAnswer = ServerResponse & { [STATE]?: FrontState; [CLOSED]?: CloseHook };
 
 /**
  * node:http's response with the front's final headers: set when the head is written, so they go
  * on every answer (Hono's, Yoga's, the front's own refusals) and a handler's own header of the
  * same name (the voucher's Content-Security-Policy) wins.
+ *
+ * Its `close` (the answer all written, or the client gone) reaches the front's close hook without a
+ * listener of the front's own. @hono/node-server already listens for `close`; a second listener
+ * makes the response keep its listeners in an array, made at one allocation site of node's
+ * events module for every emitter of the process, which V8 may come to allocate in the old
+ * generation (allocation-site pretenuring): such an array, left there after its request, keeps
+ * the listeners and through them the whole request alive through every young collection, and
+ * every request is promoted (bench/README.md, "Issue 20: where the cost came from").
  */
 export class FrontResponse extends ServerResponse {
   override writeHead(statusCode: number, statusMessage?: string, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
@@ -63,17 +74,38 @@ export class FrontResponse extends ServerResponse {
     finalHeaders(this, statusCode, typeof second === 'string' ? third : second);
     return super.writeHead(statusCode, second as string, third);
   }
+
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'close') closeHook(this);
+    return super.emit(event, ...args);
+  }
+}
+
+/** Runs the close hook of `res` once (node:http may emit a response's `close` more than once). */
+function closeHook(res: FrontAnswer): void {
+  const hook = res[CLOSED];
+  if (!hook) return;
+  res[CLOSED] = undefined;
+  hook.call(res);
+}
+
+function onClose(this: ServerResponse): void {
+  closeHook(this);
 }
 
 type WriteHead = (statusCode: number, second?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], third?: OutgoingHttpHeaders | OutgoingHttpHeader[]) => ServerResponse;
 
-/** For a response made elsewhere (the in-process injection of ChannelService.fetch): the same hook. */
+/**
+ * For a response made elsewhere (the in-process injection of ChannelService.fetch): the same
+ * hooks, its close hook by a listener (no network, no load: nothing to spare there).
+ */
 export function withFinalHeaders(res: ServerResponse): void {
   const writeHead = res.writeHead as WriteHead;
   res.writeHead = function (this: ServerResponse, statusCode: number, second?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], third?: OutgoingHttpHeaders | OutgoingHttpHeader[]) {
     finalHeaders(this, statusCode, typeof second === 'string' ? third : second);
     return writeHead.call(this, statusCode, second, third);
   } as ServerResponse['writeHead'];
+  res.on('close', onClose);
 }
 
 function finalHeaders(res: FrontAnswer, status: number, given: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined): void {
@@ -120,10 +152,18 @@ export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surf
   const log = deps.logger.isLevelEnabled('info');
   const measure = httpMetrics(deps.metrics);
   const { tracing } = deps;
+  // When an answer is over: the HTTP histogram, and with tracing on the end of the server span.
+  const closed: CloseHook = tracing
+    ? function (this: ServerResponse) {
+        measure.closed.call(this);
+        endServerSpan(tracing, this);
+      }
+    : measure.closed;
   const serve: RequestListener = (req, res) => {
     const ex = new Exchange(deps, req, res);
     attachExchange(req, ex);
-    measure(res);
+    measure.start(res);
+    (res as FrontAnswer)[CLOSED] = closed;
     if (tracing) return traced(tracing, ex, () => handle(ex, req, res));
     handle(ex, req, res);
   };
@@ -155,21 +195,17 @@ export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surf
 
 /**
  * With tracing on: the request's server span (child of the caller's `traceparent`), active while
- * the request is handled, ended when its answer is (named by the route template that answered).
+ * the request is handled, ended when its answer is over (endServerSpan, by the close hook).
  */
 function traced(tracing: Tracing, ex: Exchange, handle: () => void): void {
-  const { req, res } = ex;
-  const trace = (ex.trace = tracing.serverSpan(req, ex.path, ex.https, ex.clientIp));
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    tracing.endServerSpan(trace.span, req.method ?? 'GET', ex.route, res.statusCode);
-  };
-  // 'finish' when the answer is all written; 'close' alone when the client went away first.
-  res.once('finish', end);
-  res.once('close', end);
+  const trace = (ex.trace = tracing.serverSpan(ex.req, ex.path, ex.https, ex.clientIp));
   tracing.with(trace.ctx, handle);
+}
+
+/** Ends the server span of the answer `res` (named by the route template that answered). */
+function endServerSpan(tracing: Tracing, res: ServerResponse): void {
+  const ex = exchangeOf(res.req);
+  if (ex?.trace) tracing.endServerSpan(ex.trace.span, res.req.method ?? 'GET', ex.route, res.statusCode);
 }
 
 type BodyRequest = IncomingMessage & { rawBody?: Buffer };

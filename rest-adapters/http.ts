@@ -168,8 +168,10 @@ export function adoptExchange(): MiddlewareHandler<HttpEnv> {
     const ex = exchange(c);
     c.set('requestId', ex.id);
     c.set('clientIp', ex.clientIp);
-    await next();
+    // Known once Hono has routed (before any handler runs), so a request whose client leaves
+    // before its answer is still labelled by its route.
     ex.route = routeTemplate(c);
+    await next();
   };
 }
 

@@ -170,6 +170,31 @@ describe('live subscriptions', () => {
   });
 });
 
+describe('over the network', () => {
+  // The requests above come in-process; these come over a socket, to the node:http responses the
+  // front makes (FrontResponse), whose end reaches the histogram without a listener of its own.
+  it('an answer is counted when it is over, and a client that left before its answer as 499', async () => {
+    const port = await t.service.listen(0);
+    const read = { method: 'GET', route: '/channel/v1/properties/{id}', status: '200' };
+    const readsBefore = total(await scrape(), 'channel_http_request_duration_seconds_count', read);
+    const res = await fetch(`http://127.0.0.1:${port}/channel/v1/properties/1`, { headers: apiKey(who) });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    await eventually(async () => total(await scrape(), 'channel_http_request_duration_seconds_count', read) === readsBefore + 1, 10_000, 'the read counted');
+
+    // The provider holds this search (upstream_timeout) until the client gives up.
+    const left = { method: 'GET', route: '/channel/v1/search/availability/{propertyId}', status: '499' };
+    const leftBefore = total(await scrape(), 'channel_http_request_duration_seconds_count', left);
+    const search = `/channel/v1/search/availability/1?checkin=${day(40)}&checkout=${day(41)}&adults=2`;
+    const gone = fetch(`http://127.0.0.1:${port}${search}`, {
+      headers: { ...apiKey(who), 'x-test-scenario': 'upstream_timeout' },
+      signal: AbortSignal.timeout(300),
+    });
+    await expect(gone).rejects.toThrow();
+    await eventually(async () => total(await scrape(), 'channel_http_request_duration_seconds_count', left) === leftBefore + 1, 10_000, 'the abandoned search counted as 499');
+  });
+});
+
 describe('bounded labels', () => {
   it('a property path is labelled with its route template, an unknown path as unmatched', async () => {
     expect((await t.request('/channel/v1/properties/123', { headers: apiKey(who) })).status).toBe(200);

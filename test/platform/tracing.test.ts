@@ -183,6 +183,26 @@ describe('a booking traced end to end', () => {
   }, 60_000);
 });
 
+describe('over the network', () => {
+  it("a request's server span ends with its answer over a socket, named by its route, child of the caller's span", async () => {
+    const who = await traced.channel();
+    const port = await traced.service.listen(0);
+    exporter.reset();
+    const res = await fetch(`http://127.0.0.1:${port}/channel/v1/properties/1`, { headers: { ...apiKey(who), traceparent: TRACEPARENT } });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    // The span ends when the answer is over (its close), just after the client has read it.
+    let server: ReadableSpan | undefined;
+    for (let i = 0; i < 100 && !server; i++) {
+      server = traceOf(CALLER_TRACE).find((s) => s.kind === SpanKind.SERVER);
+      if (!server) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(server?.name).toBe('GET /channel/v1/properties/{id}');
+    expect(parentId(server!)).toBe(CALLER_SPAN);
+    expect(server!.attributes).toMatchObject({ 'http.route': '/channel/v1/properties/{id}', 'http.response.status_code': 200 });
+  });
+});
+
 describe('with tracing off', () => {
   it('no span is made, nothing is sent to the provider or receivers, and answers are the same', async () => {
     expect(plain.service.deps.tracing).toBeUndefined();
