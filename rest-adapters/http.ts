@@ -185,10 +185,15 @@ export function routeTemplate(c: Context<HttpEnv>): string | undefined {
   for (let i = routes.length - 1; i >= 0; i--) {
     const route = routes[i]!;
     if (route.method === 'ALL' || route.path.endsWith('*')) continue;
-    return route.path.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, '{$1}');
+    let template = TEMPLATES.get(route.path);
+    if (template === undefined) TEMPLATES.set(route.path, (template = route.path.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, '{$1}')));
+    return template;
   }
   return undefined;
 }
+
+/** Route templates by Hono's route path: as many as the service declares routes. */
+const TEMPLATES = new Map<string, string>();
 
 /**
  * The request context of a request: its credential resolved (and the app's IP allow list
