@@ -30,6 +30,9 @@
  *   service does between start and stop, written to `path` as a .cpuprofile (BENCH_PROFILE_DIR);
  * - `heapSnapshot` { path }: v8.writeHeapSnapshot(path) (diagnostics; large and slow on a big heap);
  * - `cpu`: process.cpuUsage() (µs of user and system CPU time since start) and the wall clock (ms);
+ * - `gc` { action: 'start' | 'stop' }: the garbage collections between start and stop (v8.GCProfiler):
+ *   young (scavenges) and full ones, their count and time in ms, and the bytes the young ones moved
+ *   into the old generation (`promoted`: what a request leaves there, bench/README.md "Issue 20");
  * - `loopDelay` { reset }: the event loop's delay (perf_hooks.monitorEventLoopDelay, 10 ms
  *   resolution) since the last reset: { mean, p99, max } in ms; `reset: true` starts over (the
  *   monitor starts with the first such request).
@@ -38,7 +41,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { writeHeapSnapshot } from 'node:v8';
+import { GCProfiler, writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { answerRequests, cpuReading, serviceDir, wallNow } from './children.js';
@@ -97,6 +100,35 @@ try {
 }
 
 let inspector: Session | undefined;
+let gcProfiler: GCProfiler | undefined;
+
+interface GCStatistic {
+  gcType: string;
+  cost: number;
+  beforeGC: { heapSpaceStatistics: { spaceName: string; spaceUsedSize: number }[] };
+  afterGC: { heapSpaceStatistics: { spaceName: string; spaceUsedSize: number }[] };
+}
+
+/** Bytes in the old generation (every space but the young ones) of one side of a collection. */
+function oldGeneration(side: GCStatistic['beforeGC']): number {
+  return side.heapSpaceStatistics.filter((space) => !space.spaceName.startsWith('new')).reduce((sum, space) => sum + space.spaceUsedSize, 0);
+}
+
+/** Young and full collections, their count and time (ms), and what the young ones promoted. */
+function gcSummary(statistics: GCStatistic[]) {
+  const summary = { scavenges: 0, scavengeMs: 0, full: 0, fullMs: 0, promoted: 0 };
+  for (const gc of statistics) {
+    if (gc.gcType === 'Scavenge' || gc.gcType === 'MinorMarkCompact') {
+      summary.scavenges++;
+      summary.scavengeMs += gc.cost / 1000;
+      summary.promoted += Math.max(0, oldGeneration(gc.afterGC) - oldGeneration(gc.beforeGC));
+    } else {
+      summary.full++;
+      summary.fullMs += gc.cost / 1000;
+    }
+  }
+  return summary;
+}
 const gc = (globalThis as { gc?: () => void }).gc;
 // Enabled on the first `loopDelay` request, so the scenarios that never ask are not measured by it.
 const loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -180,6 +212,17 @@ async function handle(message: Record<string, unknown> & { cmd: string }): Promi
       return writeHeapSnapshot(String(message.path));
     case 'cpu':
       return cpuReading();
+    case 'gc': {
+      if (message.action === 'start') {
+        gcProfiler = new GCProfiler();
+        gcProfiler.start();
+        return true;
+      }
+      if (!gcProfiler) throw new Error('no gc profile started');
+      const profile = gcProfiler.stop();
+      gcProfiler = undefined;
+      return gcSummary((profile?.statistics ?? []) as unknown as GCStatistic[]);
+    }
     case 'loopDelay': {
       loopDelay.enable();
       const value = { mean: loopDelay.mean / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
