@@ -75,6 +75,11 @@ interface Row {
   /** Answers by status code, when any was not 2xx. */
   statuses?: Record<string, number>;
   cpu: { process: number | null; provider?: number | null };
+  /**
+   * The service's garbage collections over the measured window (v8.GCProfiler, serve-service's
+   * `gc` command): their time and the bytes young collections moved into the old generation, per request.
+   */
+  gc?: { usPerRequest: number; promotedPerRequest: number; scavenges: number; full: number };
   load: { start: number[]; end: number[] };
   hit?: { searches: number; providerRequests: number; ratio: number };
 }
@@ -182,6 +187,16 @@ interface Probes {
   provider?: () => number | null;
   /** The simulator whose counters give the hit ratio (search). */
   simulatorUrl?: string | null;
+  /** The service's process (serve-service answers `gc`); the twins have none. */
+  gc?: ChildProcess;
+}
+
+interface GcSummary {
+  scavenges: number;
+  scavengeMs: number;
+  full: number;
+  fullMs: number;
+  promoted: number;
 }
 
 function ipcCpu(child: ChildProcess): () => Promise<number> {
@@ -202,6 +217,7 @@ async function measure(o: HttpOptions, port: number, scenario: Scenario, kind: K
   if (o.warmup > 0) await load(port, scenario, o.warmup, o.connections, seq);
   const loadStart = loadAverage();
   const provider0 = probes.provider?.() ?? null;
+  if (probes.gc) await ask(probes.gc, { cmd: 'gc', action: 'start' });
   const cpu0 = await probes.process();
   const started = performance.now();
   const run = load(port, scenario, o.duration, o.connections, seq);
@@ -224,6 +240,7 @@ async function measure(o: HttpOptions, port: number, scenario: Scenario, kind: K
   }
   const result = await run;
   const cpu1 = await probes.process();
+  const gc = probes.gc ? await ask<GcSummary>(probes.gc, { cmd: 'gc', action: 'stop' }) : undefined;
   const provider1 = probes.provider?.() ?? null;
   const total = result.requests.total;
   const perRequest = (a: number | null, b: number | null) => (a !== null && b !== null && total > 0 ? (b - a) / total : null);
@@ -239,6 +256,9 @@ async function measure(o: HttpOptions, port: number, scenario: Scenario, kind: K
     timeouts: result.timeouts,
     cpu: { process: perRequest(cpu0, cpu1), ...(probes.provider ? { provider: perRequest(provider0, provider1) } : {}) },
     load: { start: loadStart, end: loadAverage() },
+    ...(gc && total > 0
+      ? { gc: { usPerRequest: ((gc.scavengeMs + gc.fullMs) * 1000) / total, promotedPerRequest: gc.promoted / total, scavenges: gc.scavenges, full: gc.full } }
+      : {}),
   };
   if (result.non2xx > 0) {
     row.statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, v]) => [code, v.count ?? 0]));
@@ -251,6 +271,7 @@ async function measure(o: HttpOptions, port: number, scenario: Scenario, kind: K
   process.stderr.write(
     `  ${row.target.padEnd(34)} ${fmt(row.rps).padStart(8)} req/s  p50 ${row.latency.p50} ms  p99 ${row.latency.p99} ms` +
       `  CPU ${micros(row.cpu.process)} µs/req${row.cpu.provider !== undefined ? ` (provider ${micros(row.cpu.provider)})` : ''}` +
+      `${row.gc ? `  GC ${fmt(row.gc.usPerRequest, 1)} µs/req, ${fmt(row.gc.promotedPerRequest)} B/req promoted` : ''}` +
       `${row.hit ? `  hit ratio ${fmt(row.hit.ratio * 100, 1)} %` : ''}  non-2xx ${row.non2xx}${row.statuses ? ` ${JSON.stringify(row.statuses)}` : ''}  errors ${row.errors}\n`,
   );
   return row;
@@ -322,7 +343,7 @@ async function measureSearch(o: HttpOptions, search: Scenario, file: string, ans
   const inProcess = await startService(serviceEnv);
   try {
     const own = { ...search, headers: { ...search.headers, 'x-api-key': inProcess.info.apiKey } };
-    rows.push(await measure(o, inProcess.info.port, own, 'service', { process: ipcCpu(inProcess.child), simulatorUrl: inProcess.info.simulatorUrl }));
+    rows.push(await measure(o, inProcess.info.port, own, 'service', { process: ipcCpu(inProcess.child), simulatorUrl: inProcess.info.simulatorUrl, gc: inProcess.child }));
   } finally {
     await stopChild(inProcess.child);
   }
@@ -340,6 +361,7 @@ async function measureSearch(o: HttpOptions, search: Scenario, file: string, ans
       rows.push(
         await measure(o, outOfProcess.info.port, own, 'service-out', {
           process: ipcCpu(outOfProcess.child),
+          gc: outOfProcess.child,
           provider: () => treeCpu(simulator.pid),
           simulatorUrl: simulator.url,
         }),
@@ -383,7 +405,7 @@ export async function httpGroup(o: HttpOptions): Promise<{ section: string; prob
         sizes.push(`${scenario.name}: ${a.body.length} bytes, ${a.headers.length} headers`);
         const file = join(workDir, `answers-${rows.length}.json`);
         writeFileSync(file, JSON.stringify(answers));
-        rows.push(await measure(o, service.info.port, scenario, 'service', { process: ipcCpu(service.child) }));
+        rows.push(await measure(o, service.info.port, scenario, 'service', { process: ipcCpu(service.child), gc: service.child }));
         rows.push(await measureTwin(o, 'plain', scenario, file, answers, checks));
         rows.push(await measureTwin(o, 'hono', scenario, file, answers, checks));
         if (scenario === s.graphql) rows.push(await measureYoga(o, scenario, a, answers.answers[0]!, workDir, checks));
@@ -423,6 +445,7 @@ export async function httpGroup(o: HttpOptions): Promise<{ section: string; prob
     `CPU µs/req: the process's user + system CPU time (\`process.cpuUsage()\`, read over IPC) over the measured window ÷ requests completed; ` +
       'with the provider in process its work is in the service\'s figure; "provider" is the `npm run simulator` process tree\'s (from /proc).',
     '',
+    ...gcLines(rows),
     ...(o.only.includes('search') ? [`Search query mix: ${mixText(mix)}`, ''] : []),
     ...rows
       .filter((r) => r.hit)
@@ -456,6 +479,7 @@ export async function httpGroup(o: HttpOptions): Promise<{ section: string; prob
       ...(r.statuses ? { statuses: r.statuses } : {}),
       errors: r.errors,
       timeouts: r.timeouts,
+      ...(r.gc ? { gc: r.gc } : {}),
       ...(r.hit ? { hitRatio: r.hit.ratio, searchesAnswered: r.hit.searches, providerAvailabilityRequests: r.hit.providerRequests } : {}),
       ...(r.scenario === search.name ? { mix: { seed: MIX_SEED, length: mix.paths.length, distinctRequests: mix.distinct.length, distinctProviderQueries: mix.providerQueries } } : {}),
     },
@@ -464,6 +488,22 @@ export async function httpGroup(o: HttpOptions): Promise<{ section: string; prob
     settings: { connections: o.connections, durationSeconds: o.duration, warmupSeconds: o.warmup },
   }));
   return { section, problems, objects };
+}
+
+/**
+ * The service's garbage collection per scenario: a cached read should leave about nothing in the
+ * old generation (bench/README.md, "Issue 20: where the cost came from"); kilobytes there per
+ * request mean its objects outlive it.
+ */
+function gcLines(rows: Row[]): string[] {
+  const measured = rows.filter((r) => r.gc);
+  if (!measured.length) return [];
+  const parts = measured.map(
+    (r) =>
+      `${r.scenario}, ${r.target}: ${fmt(r.gc!.usPerRequest, 1)} µs/req, ${fmt(r.gc!.promotedPerRequest)} B/req promoted ` +
+      `(${fmt(r.gc!.scavenges)} young, ${fmt(r.gc!.full)} full collections)`,
+  );
+  return [`Garbage collection of the service over the measured window (v8.GCProfiler): ${parts.join('; ')}.`, ''];
 }
 
 /** Per row, its rate ÷ each twin's of the same scenario (service rows), and the Hono and Yoga twins ÷ the plain twin; and ÷ the baseline run's. */
