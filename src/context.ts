@@ -242,7 +242,9 @@ class ContextCallOptions implements CallOptions {
  * @inContext(language:) gives one operation a language of its own (serveIn).
  */
 export class OperationContext implements RequestContext {
-  #language: Language | undefined;
+  // Not a #private field: were Yoga's batching turned on, each operation of a batch would get
+  // Object.create(context), which must read and set it too.
+  private operationLanguage: Language | undefined = undefined;
 
   constructor(readonly ctx: RequestContext) {}
 
@@ -292,7 +294,7 @@ export class OperationContext implements RequestContext {
 
   /** The operation's language (@inContext), else the request's (Accept-Language). */
   get language(): Language {
-    return this.#language ?? this.ctx.language;
+    return this.operationLanguage ?? this.ctx.language;
   }
 
   get publicOrigin(): string {
@@ -301,7 +303,7 @@ export class OperationContext implements RequestContext {
 
   /** This operation's texts are in `language` (src/graphql/plugins/language.ts). */
   serveIn(language: Language): void {
-    this.#language = language;
+    this.operationLanguage = language;
   }
 }
 
