@@ -576,7 +576,7 @@ function expectDocumentedAnswer(o: Operation, answer: Answer, where: string, sen
   const { status, body, headers } = answer;
   const allowed5xx = status === 501 && o.op.responses['501'] !== undefined && body?.error?.code === 'NOT_IMPLEMENTED';
   expectServed(answer, where, allowed5xx);
-  // 413 is the service-wide body limit (README "Limits"): any request with a body may get it.
+  // 413 is the service-wide body limit (BODY_LIMIT_BYTES, docs/operations.md): any request with a body may get it.
   const documented = o.op.responses[String(status)] !== undefined || (status === 413 && sentBody);
   expect(documented, `${where}: status ${status} is not documented for ${o.name}: ${answer.text.slice(0, 300)}`).toBe(true);
   if (status < 400) return;
