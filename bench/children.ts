@@ -287,6 +287,24 @@ export function cpuReading(): NodeJS.CpuUsage & { at: number } {
   return { ...process.cpuUsage(), at: wallNow() };
 }
 
+/**
+ * A service's answer to `gc` { action: 'stop' } (serve-service.ts): the garbage collections since
+ * `start` (v8.GCProfiler), young (scavenges) and full, their count and time in ms, and the bytes
+ * the young ones moved into the old generation.
+ */
+export interface GcSummary {
+  scavenges: number;
+  scavengeMs: number;
+  full: number;
+  fullMs: number;
+  promoted: number;
+}
+
+/** A GC summary per request of its window: collection time (µs) and bytes promoted. */
+export function gcPerRequest(gc: GcSummary, requests: number): { usPerRequest: number; promotedPerRequest: number } {
+  return { usPerRequest: ((gc.scavengeMs + gc.fullMs) * 1000) / requests, promotedPerRequest: gc.promoted / requests };
+}
+
 /** The child side of a server the bench starts: SIGTERM or SIGINT closes it, its open connections too, then exits. */
 export function stopOnSignals(server: Server): void {
   const stop = () => {

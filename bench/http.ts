@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { capture, differences, keepAliveMs, makeTemplate, type AnswerTemplate, type AnswersFile, type BenchRequest, type RawAnswer } from './answers.js';
-import { ask, simulatorStats, startChild, startSimulator, stopChild } from './children.js';
+import { ask, gcPerRequest, simulatorStats, startChild, startSimulator, stopChild, type GcSummary } from './children.js';
 import { treeCpu } from './cpu.js';
 import { baselineOf, endLine, fmt, loadAverage, micros, ratio, runLine, type GroupObject } from './report.js';
 import { MIX_SEED, mixText, searchMix, type SearchMix } from './search-mix.js';
@@ -191,14 +191,6 @@ interface Probes {
   gc?: ChildProcess;
 }
 
-interface GcSummary {
-  scavenges: number;
-  scavengeMs: number;
-  full: number;
-  fullMs: number;
-  promoted: number;
-}
-
 function ipcCpu(child: ChildProcess): () => Promise<number> {
   return async () => {
     const c = await ask<{ user: number; system: number }>(child, { cmd: 'cpu' });
@@ -257,7 +249,7 @@ async function measure(o: HttpOptions, port: number, scenario: Scenario, kind: K
     cpu: { process: perRequest(cpu0, cpu1), ...(probes.provider ? { provider: perRequest(provider0, provider1) } : {}) },
     load: { start: loadStart, end: loadAverage() },
     ...(gc && total > 0
-      ? { gc: { usPerRequest: ((gc.scavengeMs + gc.fullMs) * 1000) / total, promotedPerRequest: gc.promoted / total, scavenges: gc.scavenges, full: gc.full } }
+      ? { gc: { ...gcPerRequest(gc, total), scavenges: gc.scavenges, full: gc.full } }
       : {}),
   };
   if (result.non2xx > 0) {

@@ -19,7 +19,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
-import { ask, benchDir, serviceDir, serviceNodeEnv, stopChild } from './children.js';
+import { ask, benchDir, gcPerRequest, serviceDir, serviceNodeEnv, stopChild, type GcSummary } from './children.js';
 
 /**
  * The service as the bench starts it (bench/children.ts startChild), except that its ready line is
@@ -61,15 +61,6 @@ async function startService(env: string) {
 const [kind = 'rest', seconds = '5', rounds = '3', ...envs] = process.argv.slice(2);
 const variants = envs.length ? envs : ['{}'];
 const query = 'query($id:ID!){ property(id:$id){ propertyId name city starRating roomTypes { roomtypeId name maxOccupancy } } }';
-
-/** What serve-service's `gc` command reports for the measured window (v8.GCProfiler). */
-interface GcSummary {
-  scavenges: number;
-  scavengeMs: number;
-  full: number;
-  fullMs: number;
-  promoted: number;
-}
 
 interface Measure {
   rps: number;
@@ -120,13 +111,8 @@ async function measure({ child, run }: Running): Promise<Measure> {
   const cpu = after.user + after.system - before.user - before.system;
   if (result.non2xx) console.log(`  ${result.non2xx} of ${result.requests.total} answers not 2xx: ${JSON.stringify(result.statusCodeStats)}`);
   const requests = result.requests.total;
-  return {
-    rps: result.requests.average,
-    cpuUs: cpu / requests,
-    gcUs: ((gc.scavengeMs + gc.fullMs) * 1000) / requests,
-    promoted: gc.promoted / requests,
-    gc,
-  };
+  const { usPerRequest, promotedPerRequest } = gcPerRequest(gc, requests);
+  return { rps: result.requests.average, cpuUs: cpu / requests, gcUs: usPerRequest, promoted: promotedPerRequest, gc };
 }
 
 function report(round: number, env: string, m: Measure): void {

@@ -44,7 +44,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { GCProfiler, writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { answerRequests, cpuReading, serviceDir, wallNow } from './children.js';
+import { answerRequests, cpuReading, serviceDir, wallNow, type GcSummary } from './children.js';
 
 /** A module of the measured service's checkout (typed as this checkout's). */
 function serviceModule<T>(path: string): Promise<T> {
@@ -115,8 +115,8 @@ function oldGeneration(side: GCStatistic['beforeGC']): number {
 }
 
 /** Young and full collections, their count and time (ms), and what the young ones promoted. */
-function gcSummary(statistics: GCStatistic[]) {
-  const summary = { scavenges: 0, scavengeMs: 0, full: 0, fullMs: 0, promoted: 0 };
+function gcSummary(statistics: GCStatistic[]): GcSummary {
+  const summary: GcSummary = { scavenges: 0, scavengeMs: 0, full: 0, fullMs: 0, promoted: 0 };
   for (const gc of statistics) {
     if (gc.gcType === 'Scavenge' || gc.gcType === 'MinorMarkCompact') {
       summary.scavenges++;
