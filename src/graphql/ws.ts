@@ -222,6 +222,9 @@ async function prepareOperation(
     authError = toAppError(error);
   }
   const id = crypto.randomUUID();
+  // The envelop of one execution: the operation's context over `context`, with what Yoga's would carry.
+  const envelopedFor = (context: RequestContext) =>
+    yoga.getEnveloped(Object.assign(new OperationContext(context), { request: ctx.extra.request, params: { ...payload, query: source } }));
   // A subscription shares its execution with the others of the same channel, scopes, document,
   // operation name and variables (multiplex.ts); the group's execution, started by its first
   // subscriber, runs through an envelop of its own with the same parts.
@@ -239,7 +242,7 @@ async function prepareOperation(
       sharing,
     });
     shareCharge(groupContext, requestContext);
-    const shared = yoga.getEnveloped(Object.assign(new OperationContext(groupContext), { request: ctx.extra.request, params: { ...payload, query: source } }));
+    const shared = envelopedFor(groupContext);
     return (await shared.subscribe({
       schema: shared.schema,
       operationName: payload.operationName,
@@ -263,9 +266,7 @@ async function prepareOperation(
       ? multiplexer.member(sharingKey(principal, source, payload, ctx.extra.language), ctx.extra.socket, operationId, start)
       : undefined,
   });
-  const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped(
-    Object.assign(new OperationContext(requestContext), { request: ctx.extra.request, params: { ...payload, query: source } }),
-  );
+  const { schema, execute, subscribe, contextFactory, parse, validate } = envelopedFor(requestContext);
   let document: DocumentNode;
   try {
     // The token limit refuses a document while parsing; a syntax error is the client's too.
