@@ -6,7 +6,7 @@ import { createWebhook } from '../../src/services/webhooks/index.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/faultProxy.js';
 import { day, v1 } from '../helpers/flow.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { eventually, startReceiver, type Receiver } from '../helpers/receiver.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 import { createRequestContext } from '../../src/context.js';
 import { authenticate } from '../../src/services/access/index.js';
@@ -192,14 +192,10 @@ describe('over the network', () => {
     expect(res.status).toBe(200);
     await res.arrayBuffer();
     // The span ends when the answer is over (its close), just after the client has read it.
-    let server: ReadableSpan | undefined;
-    for (let i = 0; i < 100 && !server; i++) {
-      server = traceOf(CALLER_TRACE).find((s) => s.kind === SpanKind.SERVER);
-      if (!server) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(server?.name).toBe('GET /channel/v1/properties/{id}');
-    expect(parentId(server!)).toBe(CALLER_SPAN);
-    expect(server!.attributes).toMatchObject({ 'http.route': '/channel/v1/properties/{id}', 'http.response.status_code': 200 });
+    const server = await eventually(() => traceOf(CALLER_TRACE).find((s) => s.kind === SpanKind.SERVER), 2_000, 'the server span');
+    expect(server.name).toBe('GET /channel/v1/properties/{id}');
+    expect(parentId(server)).toBe(CALLER_SPAN);
+    expect(server.attributes).toMatchObject({ 'http.route': '/channel/v1/properties/{id}', 'http.response.status_code': 200 });
   });
 });
 
