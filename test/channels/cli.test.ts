@@ -197,8 +197,16 @@ describe('operator CLI against the running service', () => {
 
   it('booking:status applies a property-reported status with its event; booking:sync runs the provider sync', async () => {
     const headers = { 'x-api-key': demo.api_key! };
-    const search = await fetch(`${baseUrl}/channel/v1/search/availability/3?checkin=${day(45)}&checkout=${day(46)}&adults=2`, { headers });
-    const rate = (await search.json()).data.room_types.flatMap((r: { rates: { price_check_token: string | null }[] }) => r.rates).find((r: { price_check_token: string | null }) => r.price_check_token);
+    // The first property with a bookable rate that night (the simulator's stock depends on the date).
+    let rate: { price_check_token: string } | undefined;
+    for (let property = 3; !rate && property < 60; property++) {
+      const search = await fetch(`${baseUrl}/channel/v1/search/availability/${property}?checkin=${day(45)}&checkout=${day(46)}&adults=2`, { headers });
+      if (search.status !== 200) continue;
+      rate = (await search.json()).data.room_types
+        .flatMap((r: { rates: { price_check_token: string | null }[] }) => r.rates)
+        .find((r: { price_check_token: string | null }) => r.price_check_token);
+    }
+    if (!rate) throw new Error('no property has a bookable rate that night');
     const checked = await (await fetch(`${baseUrl}/channel/v1/search/price-check?token=${encodeURIComponent(rate.price_check_token)}`, { headers })).json();
     const booked = await fetch(`${baseUrl}/channel/v1/bookings`, {
       method: 'POST',
