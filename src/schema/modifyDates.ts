@@ -22,7 +22,14 @@ const DatesChangeRef = builder.objectRef<DatesChange>('BookingDatesChange').impl
   fields: (t) => ({
     preview: t.exposeBoolean('preview', { description: 'True: nothing was changed' }),
     modificationId: t.exposeID('modificationId', { nullable: true, description: 'The id of the change made; null on a preview' }),
-    booking: t.field({ type: BookingRef, description: 'The booking: as it is (preview), or with the new dates (commit)', resolve: (d) => d.booking }),
+    booking: t.field({
+      type: BookingRef,
+      nullable: true,
+      // A preview changes nothing, so it has no booking of its own to answer: reading the booking
+      // as it is needs reservations:read (Query.booking), as REST's preview answers `booking: null`.
+      description: 'The booking with its new dates; null on a preview (read it with Query.booking, scope reservations:read)',
+      resolve: (d) => (d.preview ? null : d.booking),
+    }),
     previousCheckin: t.expose('previousCheckin', { type: 'Date' }),
     previousCheckout: t.expose('previousCheckout', { type: 'Date' }),
     checkin: t.expose('checkin', { type: 'Date', description: 'The new check-in date' }),

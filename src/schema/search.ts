@@ -159,7 +159,13 @@ const RoomOffersRef = builder.objectRef<RoomOffers>('RoomOffers').implement({
 
 export const PropertyOffersRef = builder.objectRef<PropertyOffers>('PropertyAvailability').implement({
   fields: (t) => ({
-    property: t.field({ type: PropertyRef, resolve: (o) => o.property }),
+    property: t.field({
+      type: PropertyRef,
+      nullable: true,
+      description: 'The property with its content (scope properties:read, as its REST read)',
+      authScopes: operationScopes('property.read'),
+      resolve: (o) => o.property,
+    }),
     checkin: t.field({ type: 'Date', resolve: (o) => o.stay.checkin }),
     checkout: t.field({ type: 'Date', resolve: (o) => o.stay.checkout }),
     nights: t.int({ resolve: (o) => o.stay.nights }),

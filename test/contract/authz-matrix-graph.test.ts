@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { getNamedType, isObjectType } from 'graphql';
+import { getNamedType, isAbstractType, isObjectType, type GraphQLField, type GraphQLObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/schema/index.js';
 import { NODE_READS } from '../../src/schema/node.js';
-import { requiredScopes, SCOPES, scopesOf, type Scope } from '../../src/services/access/index.js';
+import { requiredScopes, SCOPES, scopesOf, type Operation, type Scope } from '../../src/services/access/index.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { day, v1 } from '../helpers/flow.js';
 import { dataOf, gql, type Gql } from '../helpers/graphql.js';
-import { startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
+import { bearerWith, startTestService, type GraphQLResult, type TestService } from '../helpers/service.js';
 
 /**
  * The authorization matrix of the graph (issue 17): every Node type through Query.node and
@@ -159,6 +159,11 @@ const EDGES: Record<string, EdgeRow> = {
     variables: () => ({ s: stay }),
     path: ['property', 'availability'],
   },
+  'PropertyAvailability.property': {
+    query: 'query($i: PropertyAvailabilityInput!) { propertyAvailability(input: $i) { nights property { name address phone descriptions { general } } } }',
+    variables: () => ({ i: { propertyId: 1, ...stay } }),
+    path: ['propertyAvailability', 'property'],
+  },
   'Property.roomTypes': { query: '{ property(id: "1") { name roomTypes { name } } }', variables: () => ({}), path: ['property', 'roomTypes'] },
   'Property.ratePlans': { query: '{ property(id: "1") { name ratePlans { name } } }', variables: () => ({}), path: ['property', 'ratePlans'] },
   'Reservation.property': { query: 'query($id: ID!) { reservation(id: $id) { confirmationNumber property { name } } }', variables: booking, path: ['reservation', 'property'] },
@@ -256,5 +261,121 @@ describe('every edge with a scope of its own', () => {
     const channel = dataOf(await gql(t, stranger, '{ channel { bookings { totalCount edges { node { bookingId } } } webhooks { totalCount } } }')).channel;
     expect(channel.bookings).toEqual({ totalCount: 0, edges: [] });
     expect(channel.webhooks.totalCount).toBe(0);
+  });
+});
+
+/**
+ * Each type whose content a REST read guards, with that read's operation: the Node types, and the
+ * channel's own objects.
+ */
+const GUARDED: Record<string, Operation> = { ...NODE_READS, Channel: 'channel.read', App: 'app.read', Voucher: 'voucher.read', CancellationQuote: 'booking.cancellationQuote' };
+
+/**
+ * Edges that answer a guarded object without its read scope, each for the reason REST does the
+ * same: a mutation answers what it wrote (POST /bookings answers the booking record with
+ * reservations:write), and node/nodes check each type's scope when they resolve (NODE_READS).
+ */
+const ANSWERS_WHAT_IT_WROTE = new Set([
+  'CreateBookingSuccess.booking',
+  'UpdateBookingSuccess.booking',
+  'CancelBookingSuccess.booking',
+  'BookingDatesChange.booking',
+  'CreateReservationSuccess.reservation',
+  'UpdateReservationSuccess.reservation',
+  'ReservationCancellation.reservation',
+  // The rooms a cancellation cancelled, each with its booking (REST answers the whole reservation).
+  'ReservationCancellation.cancelledRooms',
+  'CreateWebhookPayload.webhook',
+  'Mutation.updateChannel',
+  'Mutation.setIpAllowList',
+  'Mutation.pingWebhook',
+  'Query.node',
+  'Query.nodes',
+]);
+
+function declaredScopes(field: { extensions?: { pothosOptions?: unknown } | null }): Scope[] {
+  const scope = (field.extensions?.pothosOptions as { authScopes?: { scope?: Scope | Scope[] } } | undefined)?.authScopes?.scope;
+  return scope ? [...requiredScopes(scope)] : [];
+}
+
+/**
+ * The edges of the built schema that lead into a guarded type without its read scope: for every
+ * field returning a guarded type (through lists, connections' edges, unions and interfaces), the
+ * scopes certainly held when it resolves (its own, and those every way to its parent requires:
+ * worked out over the whole graph) must include the type's. A new edge without its scope fails.
+ */
+function unguardedEdges(): string[] {
+  const objects = Object.values(schema.getTypeMap()).filter((type): type is GraphQLObjectType => isObjectType(type) && !type.name.startsWith('__'));
+  const roots = new Set(['Query', 'Mutation', 'Subscription']);
+  const readOf = (type: string) => (GUARDED[type] ? requiredScopes(scopesOf(GUARDED[type]!)) : []);
+  const targets = (field: GraphQLField<unknown, unknown>): string[] => {
+    const named = getNamedType(field.type);
+    if (isObjectType(named)) return [named.name];
+    return isAbstractType(named) ? schema.getPossibleTypes(named).map((type) => type.name) : [];
+  };
+  // The scopes held on every way to each type: all of them until a way shows fewer (a greatest fixpoint).
+  const held = new Map(objects.map((type) => [type.name, new Set<Scope>(roots.has(type.name) ? [] : SCOPES)]));
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const parent of objects) {
+      for (const field of Object.values(parent.getFields())) {
+        const edge = `${parent.name}.${field.name}`;
+        for (const target of targets(field)) {
+          // A mutation's answer (what it wrote) holds what it holds whatever the scopes: no requirement of its own.
+          const way = new Set([...held.get(parent.name)!, ...declaredScopes(field), ...(ANSWERS_WHAT_IT_WROTE.has(edge) ? SCOPES : [])]);
+          const known = held.get(target)!;
+          for (const scope of [...known]) {
+            if (way.has(scope)) continue;
+            known.delete(scope);
+            changed = true;
+          }
+        }
+      }
+    }
+  }
+  const unguarded: string[] = [];
+  for (const parent of objects) {
+    for (const field of Object.values(parent.getFields())) {
+      const edge = `${parent.name}.${field.name}`;
+      if (ANSWERS_WHAT_IT_WROTE.has(edge)) continue;
+      const scopes = new Set([...held.get(parent.name)!, ...declaredScopes(field)]);
+      for (const target of targets(field)) {
+        const missing = readOf(target).filter((scope) => !scopes.has(scope));
+        if (missing.length) unguarded.push(`${edge} -> ${target} lacks ${missing.join(', ')}`);
+      }
+    }
+  }
+  return unguarded;
+}
+
+describe('every field that returns a guarded type', () => {
+  it('declares the read scope of that type, or is reached only with it (derived from the built schema)', () => {
+    expect(unguardedEdges()).toEqual([]);
+    for (const edge of ANSWERS_WHAT_IT_WROTE) {
+      const [type, field] = edge.split('.') as [string, string];
+      const parent = schema.getType(type);
+      expect(isObjectType(parent) ? parent.getFields()[field] : undefined, edge).toBeDefined();
+    }
+  });
+
+  it("search:availability alone reads rates and prices but none of a property's content, through any search field", async () => {
+    const searcher = await bearerWith(t, owner, ['search:availability']);
+    const content = 'property { name address phone descriptions { general } policies { knowBeforeYouGo } images { caption } }';
+    const item = { propertyId: 1, ...stay };
+    const documents = {
+      propertyAvailability: [`query($i: PropertyAvailabilityInput!) { propertyAvailability(input: $i) { nights ${content} } }`, { i: item }],
+      rates: [`query($i: RatesInput!) { rates(input: $i) { nights ${content} } }`, { i: item }],
+      batchRates: [`query($i: BatchRatesInput!) { batchRates(input: $i) { status data { nights ${content} } } }`, { i: { items: [item, { ...item, propertyId: 2 }] } }],
+    } as const;
+    const { name } = dataOf(await gql(t, owner, '{ property(id: "1") { name } }')).property;
+    for (const [field, [query, variables]] of Object.entries(documents)) {
+      const res = await t.graphql(query, variables, searcher);
+      const refusals = res.errors ?? [];
+      expect(refusals.length, field).toBeGreaterThan(0);
+      for (const refusal of refusals) expect(refusal.extensions, field).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'properties:read' } });
+      const answer = (res.data as Gql)[field];
+      for (const offers of field === 'batchRates' ? answer.map((r: Gql) => r.data) : [answer]) expect({ field, nights: offers.nights, property: offers.property }).toEqual({ field, nights: 2, property: null });
+      expect(JSON.stringify(res), field).not.toContain(name);
+    }
   });
 });

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { v1, type Offer } from './flow.js';
-import { startTestService, type TestService } from './service.js';
+import { accessToken, startTestService, type TestService } from './service.js';
 
 /**
  * The one harness of the fuzz tests (test/contract/fuzz-rest.test.ts, test/contract/fuzz-graphql.test.ts):
@@ -73,15 +73,8 @@ export async function startFuzzService(): Promise<FuzzFixtures> {
 }
 
 /** An access token of `who` from the token endpoint (client credentials), as from `ip` when given. */
-export async function mintToken(t: TestService, who: { client_id: string; client_secret: string }, ip?: string): Promise<string> {
-  const res = await t.request('/channel/v1/oauth/token', {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: who.client_id, client_secret: who.client_secret }).toString(),
-    ...(ip === undefined ? {} : { ip }),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { access_token: string }).access_token;
+export function mintToken(t: TestService, who: { client_id: string; client_secret: string }, ip?: string): Promise<string> {
+  return accessToken(t, who, ip === undefined ? {} : { ip });
 }
 
 export function fuzzParameters<T>(numRuns: number): fc.Parameters<T> {

@@ -151,6 +151,28 @@ export function apiKey(credentials: IssuedCredentials): Record<string, string> {
   return { 'x-api-key': credentials.api_key };
 }
 
+/**
+ * An access token of `who` from the token endpoint (client credentials): with `scopes`, only
+ * those (else every scope of the app); as from `ip` when given.
+ */
+export async function accessToken(t: TestService, who: { client_id: string; client_secret: string }, options: { scopes?: readonly string[]; ip?: string } = {}): Promise<string> {
+  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: who.client_id, client_secret: who.client_secret });
+  if (options.scopes) form.set('scope', options.scopes.join(' '));
+  const res = await t.request('/channel/v1/oauth/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: form.toString(),
+    ...(options.ip === undefined ? {} : { ip: options.ip }),
+  });
+  if (res.status !== 200) throw new Error(`the token endpoint answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+/** The Authorization header of an access token of `who` carrying only `scopes`. */
+export async function bearerWith(t: TestService, who: { client_id: string; client_secret: string }, scopes: readonly string[]): Promise<Record<string, string>> {
+  return { authorization: `Bearer ${await accessToken(t, who, { scopes })}` };
+}
+
 export function json(body: unknown, headers: Record<string, string> = {}): RequestInit {
   return { body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } };
 }

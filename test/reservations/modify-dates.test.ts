@@ -10,7 +10,7 @@ import type { UpstreamClient } from '../../src/upstream/client.js';
 import { checkInvariants, channelState, countBy } from '../helpers/bookingInvariants.js';
 import { day, v1 } from '../helpers/flow.js';
 import { expectError } from '../helpers/http.js';
-import { apiKey, startTestService, type TestService } from '../helpers/service.js';
+import { apiKey, bearerWith, startTestService, type TestService } from '../helpers/service.js';
 
 /**
  * Date changes (POST /channel/v1/reservations/{id}/modify-dates and GraphQL modifyBookingDates)
@@ -898,7 +898,8 @@ describe('GraphQL modifyBookingDates', () => {
     const p = (preview.data!.modifyBookingDates as any).change;
     expect(p).toMatchObject({ preview: true, modificationId: null, previousCheckin: day(40), checkout: day(43), nights: 3, oldTotal: b.amount, changeFee: 0 });
     expect(p.difference).toBe(p.newTotal - b.amount);
-    expect(p.booking).toMatchObject({ bookingId: b.id, checkout: day(42), totalAmount: b.amount, saleAmount: 300_000 });
+    // A preview answers no booking, as REST's (booking: null): reading it needs reservations:read.
+    expect(p.booking).toBeNull();
     expect((await channelState(production, who.user_id)).modifications).toEqual([]);
 
     const done = await gql({ checkin: day(40), checkout: day(43), saleAmount: 450_000 });
@@ -920,6 +921,23 @@ describe('GraphQL modifyBookingDates', () => {
     expect(invalid.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
     expect(JSON.stringify(invalid.errors?.[0]?.extensions?.details)).toContain('input.saleAmount');
     await checkInvariants(production, who.user_id);
+  });
+
+  it("a preview with reservations:write alone reads none of the booking's guest data (REST's preview answers booking: null)", async () => {
+    const who = await production.channel({ balance: START });
+    const b = await book(v1(production, who), { from: 70, checkin: day(40), checkout: day(42), body: { booker_email: 'private@guest.example', guest_phone: '+82-10-5555-0100' } });
+    const writer = await bearerWith(production, who, ['reservations:write']);
+    const PREVIEW = `mutation($id: ID!, $input: ModifyBookingDatesInput!) {
+      modifyBookingDates(id: $id, input: $input) { ... on ModifyBookingDatesSuccess { change { preview newTotal booking { bookerName bookerEmail guestPhone } } } }
+    }`;
+    const res = await production.graphql(PREVIEW, { id: b.id, input: { checkin: day(40), checkout: day(43), preview: true } }, writer);
+    expect(res.errors).toBeUndefined();
+    expect((res.data!.modifyBookingDates as any).change).toMatchObject({ preview: true, booking: null });
+    for (const secret of ['private@guest.example', '+82-10-5555-0100', 'Date Changer']) expect(JSON.stringify(res)).not.toContain(secret);
+    // The same token is refused the booking itself, on both surfaces.
+    expect((await production.request(`/channel/v1/bookings/${b.id}`, { headers: writer })).status).toBe(403);
+    const read = await production.graphql('query($id: ID!) { booking(id: $id) { bookerEmail } }', { id: b.id }, writer);
+    expect(read.errors?.[0]?.extensions).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'reservations:read' } });
   });
 
   it('expected refusals are union members; scope, validation and unknown ids are top-level errors', async () => {
