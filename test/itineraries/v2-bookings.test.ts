@@ -144,6 +144,23 @@ describe.each(['production', 'sandbox'] as const)('%s', (env) => {
     });
   });
 
+  it('one book token spelt two ways (its last character has bits no decoder reads) is the same token: 400, nothing booked', async () => {
+    const link = await bookLink(['2'], 100);
+    const token = new URL(link.href, 'http://x').searchParams.get('token')!;
+    const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // The signature's 32 bytes fill 43 characters with two bits to spare: flip the lowest.
+    const twin = token.slice(0, -1) + ALPHABET[ALPHABET.indexOf(token.at(-1)!) ^ 1];
+    expect(twin).not.toBe(token);
+    const before = await checkInvariants(t, who.user_id);
+    const rooms = [{ given_name: 'T', family_name: 'Twin' }, { given_name: 'T', family_name: 'Twin' }];
+    const refused = await expectError(await call('POST', '/api/channel/v2/bookings', { rooms, book_tokens: [token, twin] }), 400, 'INVALID_REQUEST');
+    expect(JSON.stringify(refused.details)).toContain('book_tokens');
+    expect((await checkInvariants(t, who.user_id)).bookings).toHaveLength(before.bookings.length);
+    // Either spelling alone still books, once.
+    expect((await call('POST', '/api/channel/v2/bookings', { rooms: rooms.slice(1), book_tokens: [twin] })).status).toBe(201);
+    await expectError(await call('POST', '/api/channel/v2/bookings', { rooms: rooms.slice(1), book_tokens: [token] }), 409, 'TOKEN_ALREADY_USED');
+  });
+
   describe('v2 token errors on booking, retrieve and cancel', () => {
     it('missing, tampered, wrong-type, foreign and expired tokens', async () => {
       const book = await bookLink(['2'], 120);
