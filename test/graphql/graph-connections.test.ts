@@ -157,6 +157,31 @@ describe('bookings', () => {
     }
   });
 
+  it('a forged cursor of the right list (an id of 36 dashes, a day that does not exist, year 0) is VALIDATION_ERROR on every keyset list, not a server error', async () => {
+    const forged = (list: string, at: string, id: string) => Buffer.from(`${list}:${at}:${id}`).toString('base64url');
+    const webhook = JSON.stringify(webhookIds[0]);
+    const lists = {
+      bookings: 'query($a: String) { bookings(after: $a) { totalCount edges { node { bookingId } } } }',
+      reservations: 'query($a: String) { reservations(after: $a) { totalCount edges { node { reservationId } } } }',
+      webhooks: 'query($a: String) { webhooks(after: $a) { totalCount edges { node { webhookId } } } }',
+      deliveries: `query($a: String) { webhook(id: ${webhook}) { deliveries(after: $a) { totalCount edges { node { deliveryId } } } } }`,
+    };
+    for (const [list, query] of Object.entries(lists)) {
+      for (const cursor of [
+        forged(list, '2026-12-01T00:00:00.000Z', '-'.repeat(36)),
+        forged(list, '2026-02-30T00:00:00.000Z', '00000000-0000-4000-8000-000000000000'),
+        forged(list, '0000-01-01T00:00:00.000Z', '00000000-0000-4000-8000-000000000000'),
+      ]) {
+        const res = await gql(t, owner, query, { a: cursor });
+        expect({ list, cursor, errors: res.errors?.map((e) => e.extensions) }).toEqual({
+          list,
+          cursor,
+          errors: [{ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'after', reason: 'not a cursor of this list' }] } }],
+        });
+      }
+    }
+  });
+
   it('first: 0 answers no edges and says whether there are any; an empty page has no cursors but the one it was asked from', async () => {
     const res = dataOf(await gql(t, owner, bookingsDoc('first: 0'))).bookings;
     expect(res.edges).toEqual([]);

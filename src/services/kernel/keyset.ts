@@ -1,5 +1,6 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import { ValidationError } from './errors.js';
+import { isUuid } from './ids.js';
 
 /**
  * Keyset (cursor) pages of the lists the database holds: bookings, reservations, webhooks and a
@@ -43,14 +44,19 @@ export function cursorOf(list: string, row: Position): string {
 
 const POSITION = /^([a-z_]+):(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z):([0-9a-f-]{36})$/;
 
-/** The position a cursor of `list` names; anything else is a ValidationError naming `field`. */
+/**
+ * The position a cursor of `list` names; anything else is a ValidationError naming `field`. Every
+ * part is checked before it reaches a query: the instant it spells (no 2026-02-30 rolled over into
+ * March) and one a row can have, an id that is a UUID. 36 dashes or a year 0 would otherwise reach
+ * PostgreSQL and fail there, a server error for a client's mistake.
+ */
 export function positionOf(list: string, cursor: string, field: string): Position {
   const match = POSITION.exec(Buffer.from(cursor, 'base64url').toString());
-  const at = match ? new Date(match[2]!) : null;
-  if (!match || match[1] !== list || !at || Number.isNaN(at.getTime())) {
-    throw new ValidationError([{ field, reason: 'not a cursor of this list' }]);
+  if (match && match[1] === list && isUuid(match[3]!)) {
+    const at = new Date(match[2]!);
+    if (!Number.isNaN(at.getTime()) && at.toISOString() === match[2] && at.getUTCFullYear() >= 1970) return { at, id: match[3]! };
   }
-  return { at, id: match[3]! };
+  throw new ValidationError([{ field, reason: 'not a cursor of this list' }]);
 }
 
 /** The bounds of a window as row comparisons: rows strictly `below` or `above` a position in (createdAt, id) order. */
