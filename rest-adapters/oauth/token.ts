@@ -61,7 +61,7 @@ export function oauthRoutes(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
       ...errorResponseOf(ForbiddenError, oauthForbidden),
       ...errorResponseOf(RateLimitError, { description: 'rate_limit_exceeded, with Retry-After', content: oauthErrorOf('rate_limit_exceeded') }),
       ...errorResponseOf(InternalError, { description: 'server_error: a fault of the service', content: oauthErrorOf('server_error') }),
-      ...errorResponseOf(ServiceUnavailableError, { description: 'temporarily_unavailable: the instance is shutting down or its database is unreachable; retry (after Retry-After seconds when given)', content: oauthErrorOf('temporarily_unavailable') }),
+      ...errorResponseOf(ServiceUnavailableError, oauthUnavailable),
     },
   });
 
@@ -99,7 +99,7 @@ export function oauthRoutes(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
       ...errorResponseOf(ForbiddenError, oauthForbidden),
       ...errorResponseOf(RateLimitError, { description: 'rate_limit_exceeded, with Retry-After', content: oauthErrorOf('rate_limit_exceeded') }),
       ...errorResponseOf(InternalError, { description: 'server_error: a fault of the service', content: oauthErrorOf('server_error') }),
-      ...errorResponseOf(ServiceUnavailableError, { description: 'temporarily_unavailable: the instance is shutting down or its database is unreachable; retry (after Retry-After seconds when given)', content: oauthErrorOf('temporarily_unavailable') }),
+      ...errorResponseOf(ServiceUnavailableError, oauthUnavailable),
     },
   });
 }
@@ -171,6 +171,22 @@ function oauthErrorOf(...codes: [OAuthCode, ...OAuthCode[]]) {
 
 /** The RFC 6749 codes the service answers, server_error (a 500) and temporarily_unavailable (a 503). */
 type OAuthCode = OAuthErrorCode | 'server_error' | 'temporarily_unavailable';
+
+const oauthUnavailable = {
+  description:
+    'temporarily_unavailable (OAuth form, with Retry-After): the database is unreachable; SERVICE_UNAVAILABLE (error envelope): the instance is shutting down. Retry',
+  content: {
+    'application/json': {
+      schema: z.union([
+        z.object({
+          error: z.object({ code: z.enum(['SERVICE_UNAVAILABLE']), message: z.string(), details: z.record(z.string(), z.unknown()).nullable() }),
+          meta: Meta,
+        }),
+        oauthErrorOf('temporarily_unavailable')['application/json'].schema,
+      ]),
+    },
+  },
+};
 
 const oauthForbidden = {
   description:
