@@ -46,8 +46,9 @@ const REFUND_MARGIN_MS = 1_000;
 
 /**
  * After Redis failed a charge (unreachable, or no answer within REDIS_COMMAND_TIMEOUT_MS), the
- * instance counts on its own this long before it asks Redis again, so a Redis that stops
- * answering costs one request the timeout per second, not every request.
+ * instance counts on its own this long before one charge asks Redis again (the others keep
+ * counting here until it answers), so a Redis that stops answering costs one request the timeout
+ * per second, not every request.
  */
 export const REDIS_FALLBACK_MS = 1_000;
 
@@ -62,15 +63,24 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const base = { points: NO_CEILING, duration: options.durationSeconds, keyPrefix: `rl:${options.name}` };
   const memory = new RateLimiterMemory(base);
   const shared = options.redis ? new RateLimiterRedis({ ...base, storeClient: options.redis, rejectIfRedisNotReady: true }) : null;
-  let failedAt = -Infinity;
-  // The limiter a charge goes to: Redis unless it failed within REDIS_FALLBACK_MS.
+  // After a failure: when Redis failed, and whether one charge is asking it again meanwhile.
+  let failedAt: number | null = null;
+  let probing = false;
+  // The limiter a charge goes to: Redis, unless it failed within REDIS_FALLBACK_MS; after that one
+  // charge asks it again while the others still count here, until it answers.
   const charge = async (key: string, points: number): Promise<{ res: RateLimiterRes; limiter: RateLimiterAbstract }> => {
-    if (shared && performance.now() - failedAt >= REDIS_FALLBACK_MS) {
+    const recovering = failedAt !== null;
+    if (shared && !(recovering && (probing || performance.now() - failedAt! < REDIS_FALLBACK_MS))) {
+      probing = recovering;
       try {
-        return { res: await shared.consume(key, points), limiter: shared };
+        const res = await shared.consume(key, points);
+        failedAt = null;
+        return { res, limiter: shared };
       } catch {
         // Never a refusal (the count has no ceiling): Redis failed.
         failedAt = performance.now();
+      } finally {
+        if (recovering) probing = false;
       }
     }
     return { res: await memory.consume(key, points), limiter: memory };
