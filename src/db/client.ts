@@ -64,7 +64,7 @@ export const LIVENESS_GRACE_MS = 5_000;
 const LIVENESS_LOOK_MS = 250;
 
 /** How long making a connection to PostgreSQL may take before it fails (the request then answers 503). */
-export const CONNECT_TIMEOUT_MS = 3_000;
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 // Prisma's own advisory lock id, so this runner and `prisma migrate deploy` exclude each other.
 const MIGRATION_LOCK_ID = 72707369;

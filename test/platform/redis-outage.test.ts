@@ -56,6 +56,31 @@ describe.runIf(redisServerAvailable)('Redis frozen under requests', () => {
       expect(gql.status).toBe(200);
       expect(gql.errors).toBeUndefined();
 
+      // A subscription's place cannot be counted: refused at once with SERVICE_UNAVAILABLE (it
+      // waited for Redis for ever), the stream ended.
+      const subscribed = await t.request('/graphql', {
+        method: 'POST',
+        headers: { ...apiKey(other), 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ query: 'subscription { bookingEvents { id } }' }),
+      });
+      expect(await subscribed.text()).toContain('"code":"SERVICE_UNAVAILABLE"');
+      // A credential change is made here and announced to the other instances when Redis can be
+      // told: the revocation answers at once.
+      const token = await t.request('/channel/v1/oauth/token', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: other.client_id, client_secret: other.client_secret }),
+      });
+      expect(token.status).toBe(200);
+      const { access_token } = await token.json();
+      const revoked = await t.request('/channel/v1/oauth/revoke', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: access_token, client_id: other.client_id, client_secret: other.client_secret }),
+      });
+      expect(revoked.status).toBe(200);
+      expect((await t.request('/channel/v1/channels/me', { headers: { authorization: `Bearer ${access_token}` } })).status).toBe(401);
+
       const probe = await ready();
       expect(probe.ms).toBeLessThan(1_000);
       expect(probe.status).toBe(503);
