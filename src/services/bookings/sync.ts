@@ -95,8 +95,9 @@ export async function settleOverdueAndStuck(deps: AppDeps, report: SyncReport, n
  * Settles a creation (`processing`) or cancellation (`cancelling`) whose request gave no answer,
  * from the provider's view of the reference: the one rule for the sweeper's stale rows and for
  * what recoverInFlight takes over (rows of an instance that is gone, or of a request of this one
- * that died). A booking the provider holds confirmed or pending is settled so, never voided. Every move is conditional, so a request
- * or another instance settling the same row first wins and this changes nothing.
+ * that died). A booking the provider holds confirmed or pending is settled so, never voided. Every
+ * move is conditional, so a request or another instance settling the same row first wins and this
+ * changes nothing.
  */
 async function settleInFlight(deps: AppDeps, booking: Booking, now: Date): Promise<void> {
   const provider = await deps.upstream.getBooking(booking.id);
