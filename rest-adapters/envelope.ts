@@ -138,7 +138,8 @@ export function oauthErrorResponse(c: Context<HttpEnv>, error: unknown): Respons
     const invalid = new OAuthError('invalid_request', appError.message);
     return c.json({ error: invalid.code, error_description: invalid.message }, invalid.status as ContentfulStatusCode);
   }
-  const code = appError instanceof OAuthError ? appError.code : 'server_error';
+  // An outage (503, Retry-After) is RFC 6749's temporarily_unavailable; any other fault server_error.
+  const code = appError instanceof OAuthError ? appError.code : appError.status === ServiceUnavailableError.status ? 'temporarily_unavailable' : 'server_error';
   return c.json({ error: code, error_description: appError.message }, appError.status as ContentfulStatusCode);
 }
 
@@ -189,7 +190,7 @@ export const errorDescriptions: Readonly<Record<number, string>> = {
   [InternalError.status]: 'INTERNAL_ERROR: a fault of the service, masked; quote meta.request_id to support',
   [NotImplementedError.status]: 'NOT_IMPLEMENTED',
   [UpstreamError.status]: 'UPSTREAM_ERROR: the inventory provider failed or did not answer in time',
-  [ServiceUnavailableError.status]: 'SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers)',
+  [ServiceUnavailableError.status]: 'SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry',
   [RequestTimeoutError.status]: 'REQUEST_TIMEOUT: no answer within the request deadline (30 s by default); the work may still complete: look before repeating it (requests with an Idempotency-Key are never cut off)',
 };
 

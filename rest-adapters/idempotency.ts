@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { InternalError, principalOf } from '../src/services/kernel/index.js';
-import { claim, fingerprintOf, requestLeaseMs, settle } from '../src/services/bookings/index.js';
+import { InternalError, isDatabaseUnavailable, principalOf } from '../src/services/kernel/index.js';
+import { claim, fingerprintOf, keyInFlight, requestLeaseMs, settle } from '../src/services/bookings/index.js';
 import { meta } from './envelope.js';
 import type { HttpEnv } from './env.js';
 
@@ -44,28 +44,51 @@ export function idempotency(): MiddlewareHandler<HttpEnv> {
     }
     const query = canonicalQuery(c.req.url);
     const fingerprint = fingerprintOf(query ? [c.req.method, c.req.path, body, query] : [c.req.method, c.req.path, body]);
-    // A claim held longer than a request can take belongs to a process that stopped.
-    const claimed = await claim(ctx.deps, channelId, key, fingerprint, requestLeaseMs(ctx.deps));
-    if (claimed.kind === 'replay') {
-      const stored = claimed.response.body as { body: Record<string, unknown>; location: string | null; meta: boolean };
-      c.header('Idempotent-Replayed', 'true');
-      if (stored.location) c.header('Location', stored.location);
-      // v1 bodies carry `meta` (fresh on a replay); v2 success bodies have none.
-      return c.json(stored.meta ? { ...stored.body, meta: meta(c) } : stored.body, claimed.response.status as ContentfulStatusCode);
-    }
+    // Held by this request from before the claim to after its answer is stored: a key this
+    // instance owns that no request holds was left by one that died, and recovery frees it.
+    const heldAs = keyInFlight(channelId, key);
+    const release = ctx.deps.inFlight.hold([heldAs]);
     try {
-      await next();
-    } catch (error) {
-      await settle(ctx.deps, channelId, key, { status: InternalError.status, body: null });
-      throw error;
+      // A claim held longer than a request can take belongs to a process that stopped.
+      const claimed = await claim(ctx.deps, channelId, key, fingerprint, requestLeaseMs(ctx.deps));
+      if (claimed.kind === 'replay') {
+        const stored = claimed.response.body as { body: Record<string, unknown>; location: string | null; meta: boolean };
+        c.header('Idempotent-Replayed', 'true');
+        if (stored.location) c.header('Location', stored.location);
+        // v1 bodies carry `meta` (fresh on a replay); v2 success bodies have none.
+        return c.json(stored.meta ? { ...stored.body, meta: meta(c) } : stored.body, claimed.response.status as ContentfulStatusCode);
+      }
+      try {
+        await next();
+      } catch (error) {
+        await keep(ctx, heldAs, () => settle(ctx.deps, channelId, key, { status: InternalError.status, body: null }));
+        throw error;
+      }
+      // Hono has already turned a thrown error into c.res, so both outcomes are here.
+      const status = c.res.status;
+      let stored: unknown = null;
+      if (status < 500) {
+        const { meta: sent, ...rest } = (await c.res.clone().json()) as Record<string, unknown>;
+        stored = { body: rest, location: c.res.headers.get('location'), meta: sent !== undefined };
+      }
+      await keep(ctx, heldAs, () => settle(ctx.deps, channelId, key, { status, body: stored }));
+    } finally {
+      release();
     }
-    // Hono has already turned a thrown error into c.res, so both outcomes are here.
-    const status = c.res.status;
-    let stored: unknown = null;
-    if (status < 500) {
-      const { meta: sent, ...rest } = (await c.res.clone().json()) as Record<string, unknown>;
-      stored = { body: rest, location: c.res.headers.get('location'), meta: sent !== undefined };
-    }
-    await settle(ctx.deps, channelId, key, { status, body: stored });
   };
+}
+
+/**
+ * Stores a key's answer (or frees it). The answer was made and is sent whatever happens here: a
+ * booking made is never answered 5xx because its key could not be written. If the database does
+ * not take the write now, the recovery pass makes it once it does (InFlight.later).
+ */
+async function keep(ctx: HttpEnv['Variables']['ctx'], heldAs: string, write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    ctx.logger.warn({ err: error }, 'Idempotency-Key answer not stored (database unreachable); the recovery pass stores it');
+    ctx.deps.inFlight.later(heldAs, write);
+  }
 }

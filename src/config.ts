@@ -23,7 +23,14 @@ const envSchema = z.object({
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
     .default('public'),
   DATA_DIR: z.string().default('./data'),
+  /**
+   * Production on the embedded database (no DATABASE_URL) is refused at start unless an operator
+   * sets this: one process only, no second instance, its backups the data directory's.
+   */
+  ALLOW_EMBEDDED_DATABASE_IN_PRODUCTION: flag.default(false),
   REDIS_URL: optionalUrl,
+  /** A Redis command of a request (rate limits, credential changes, subscription places) that has no answer by then has failed. */
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(500),
   /**
    * The service's public origin (https://api.example.com), which the links it hands out start with
    * (images). Unset: the scheme and Host of each request.
@@ -276,7 +283,9 @@ const configSchema = envSchema.transform((e, ctx) => {
     databaseUrl: e.DATABASE_URL,
     databaseSchema: e.DATABASE_SCHEMA,
     dataDir: absolute(e.DATA_DIR),
+    allowEmbeddedDatabaseInProduction: e.ALLOW_EMBEDDED_DATABASE_IN_PRODUCTION,
     redisUrl: e.REDIS_URL,
+    redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
     publicBaseUrl: e.PUBLIC_BASE_URL,
     upstreamUrl: e.UPSTREAM_URL,
     upstream: {

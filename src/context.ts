@@ -9,6 +9,7 @@ import type { Tracing } from './telemetry/tracing.js';
 import type { CallOptions, UpstreamClient } from './upstream/client.js';
 import { SCENARIOS, type Scenario } from './upstream/protocol.js';
 import { isLanguage, negotiateLanguage, type AppError, type Language } from './services/kernel/index.js';
+import type { InFlight } from './services/bookings/index.js';
 import type { AvailabilityCache } from './services/search/index.js';
 import type { OutcomeRecorder, WebhookSender } from './services/webhooks/index.js';
 import type { EventBus } from './events/bus.js';
@@ -21,8 +22,10 @@ const SCENARIO_SET: ReadonlySet<string> = new Set(SCENARIOS);
 /** What the process holds for its whole life: configuration, connections, shared limiters. */
 export interface AppDeps {
   readonly config: Config;
-  /** This process's identity: the owner written on the bookings and cancellations it has in flight. */
+  /** This process's identity: the owner written on the bookings, cancellations and Idempotency-Keys it has in flight. */
   readonly instanceId: string;
+  /** Which of those this instance's requests still hold (services/bookings/inFlight.ts). */
+  readonly inFlight: InFlight;
   readonly db: Database;
   readonly redis: Redis | undefined;
   readonly logger: Logger;

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { AppDeps } from './context.js';
 import { openDatabase } from './db/client.js';
+import { secureDataDir } from './db/dataDir.js';
 import { migrate } from './db/migrate.js';
 import { openRedis } from './db/redis.js';
 import { createEventBus } from './events/bus.js';
@@ -10,6 +12,7 @@ import { createCredentialChanges } from './events/credentialChanges.js';
 import { Dispatcher } from './events/dispatcher.js';
 import { Metrics } from './metrics/index.js';
 import { ChannelRateLimits, createCredentialCache, createRateLimiter, TokenSigner } from './services/access/index.js';
+import { InFlight } from './services/bookings/index.js';
 import { ImageCache, PropertyCatalog } from './services/catalog/index.js';
 import { checkEnvironment, claimEnvironment } from './services/kernel/index.js';
 import { AvailabilityCache } from './services/search/index.js';
@@ -51,7 +54,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   // The OpenTelemetry packages are not even loaded with tracing off.
   const tracing =
     config.tracing || options.traceExporter ? (await import('./telemetry/tracing.js')).createTracing(config, { exporter: options.traceExporter }) : undefined;
-  const db = await openDatabase(config, metrics, tracing ? (factory) => tracing.wrapAdapter(factory) : undefined);
+  // This instance's identity (below: its liveness), also the application_name of its connections.
+  const instanceId = randomUUID();
+  const db = await openDatabase(config, metrics, tracing ? (factory) => tracing.wrapAdapter(factory) : undefined, `channel-service ${instanceId}`);
   // A database belongs to one environment: another environment's instance refuses to start here,
   // before it migrates or writes anything (src/services/kernel/environment.ts).
   try {
@@ -59,21 +64,28 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     const applied = await migrate(db);
     if (applied.length) logger.info({ applied }, 'migrations applied');
     await claimEnvironment(db, config);
+    // PGlite rewrites some of its files at open and migration with modes of its own (db/dataDir.ts).
+    if (db.kind === 'pglite' || existsSync(config.dataDir)) secureDataDir(config.dataDir);
   } catch (error) {
     await db.close();
     throw error;
   }
-  // This instance's identity, and its liveness lease for as long as it lives (db/client.ts): the
-  // bookings and cancellations it has in flight carry the id, and another instance takes them over
-  // as soon as the lease is gone (services/bookings/sync.ts, recoverInFlight).
-  const instanceId = randomUUID();
+  if (db.kind === 'pglite' && config.env === 'production') {
+    logger.error(
+      { dataDir: config.dataDir },
+      'production runs on the embedded database (ALLOW_EMBEDDED_DATABASE_IN_PRODUCTION=true): one process only, no second instance, no failover; set DATABASE_URL',
+    );
+  }
+  // Its liveness lease for as long as it lives (db/client.ts): the bookings, cancellations and
+  // Idempotency-Keys it has in flight carry the id, and another instance takes them over once the
+  // lease has been gone for LIVENESS_GRACE_MS (services/bookings/sync.ts, recoverInFlight).
   try {
     await db.holdLiveness(instanceId, (error) => logger.warn({ err: error, instance: instanceId }, 'liveness connection lost; taking the lock again'));
   } catch (error) {
     await db.close();
     throw error;
   }
-  const redis = config.redisUrl ? openRedis(config.redisUrl) : undefined;
+  const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisCommandTimeoutMs) : undefined;
   // Without UPSTREAM_URL the bundled simulator serves on a loopback port of this process, so the
   // service always speaks to its provider through the same HTTP client.
   const simulator = config.upstreamUrl
@@ -98,6 +110,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const deps: AppDeps = {
     config,
     instanceId,
+    inFlight: new InFlight(),
     db,
     redis,
     logger,

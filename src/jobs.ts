@@ -2,6 +2,7 @@ import type { AppDeps } from './context.js';
 import type { Dispatcher } from './events/dispatcher.js';
 import { purgeExpired, recoverInFlight } from './services/bookings/index.js';
 import { runBookingSync } from './services/reservations/index.js';
+import { isDatabaseUnavailable } from './services/kernel/index.js';
 import { purgeDeliveries } from './services/webhooks/index.js';
 
 export interface Jobs {
@@ -28,13 +29,15 @@ export async function startJobs(deps: AppDeps, dispatcher: Dispatcher): Promise<
         }, config.bookings.syncIntervalMs).unref()
       : undefined;
 
-  // Bookings and cancellations left in flight by instances that are gone (a previous run of this
-  // one included) are settled from the provider's answer at once, then looked for every
-  // BOOKING_RECOVERY_INTERVAL_MS; one pass at a time.
+  // Bookings, cancellations and Idempotency-Keys left in flight by requests that died (this
+  // instance's own, with the database away under them) or by instances that are gone (a previous
+  // run of this one included) are settled from the provider's answer at once, then looked for
+  // every BOOKING_RECOVERY_INTERVAL_MS; one pass at a time.
   let recovering: Promise<unknown> | undefined;
   const recover = () => {
     recovering ??= recoverInFlight(deps)
-      .catch((error: unknown) => logger.error({ err: error }, 'recovery of bookings left in flight failed'))
+      // The database being away is why there is something to recover: tried again next pass.
+      .catch((error: unknown) => logger[isDatabaseUnavailable(error) ? 'warn' : 'error']({ err: error }, 'recovery of bookings left in flight failed'))
       .finally(() => (recovering = undefined));
   };
   const recoveryTimer = config.bookings.recoveryIntervalMs > 0 ? setInterval(recover, config.bookings.recoveryIntervalMs).unref() : undefined;

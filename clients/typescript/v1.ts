@@ -2615,7 +2615,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description temporarily_unavailable (OAuth form, with Retry-After): the database is unreachable; SERVICE_UNAVAILABLE (error envelope): the instance is shutting down. Retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2625,11 +2625,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        error?: {
+                    "application/json": {
+                        error: {
                             /** @enum {string} */
-                            code?: "SERVICE_UNAVAILABLE";
+                            code: "SERVICE_UNAVAILABLE";
+                            message: string;
+                            details: {
+                                [key: string]: unknown;
+                            } | null;
                         };
+                        meta: components["schemas"]["Meta"];
+                    } | {
+                        /** @enum {string} */
+                        error: "temporarily_unavailable";
+                        error_description?: string;
                     };
                 };
             };
@@ -2810,7 +2819,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description temporarily_unavailable (OAuth form, with Retry-After): the database is unreachable; SERVICE_UNAVAILABLE (error envelope): the instance is shutting down. Retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2820,11 +2829,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"] & {
-                        error?: {
+                    "application/json": {
+                        error: {
                             /** @enum {string} */
-                            code?: "SERVICE_UNAVAILABLE";
+                            code: "SERVICE_UNAVAILABLE";
+                            message: string;
+                            details: {
+                                [key: string]: unknown;
+                            } | null;
                         };
+                        meta: components["schemas"]["Meta"];
+                    } | {
+                        /** @enum {string} */
+                        error: "temporarily_unavailable";
+                        error_description?: string;
                     };
                 };
             };
@@ -2975,7 +2993,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3211,7 +3229,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3372,7 +3390,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3617,7 +3635,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3877,7 +3895,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4173,7 +4191,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4461,7 +4479,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4692,7 +4710,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4890,7 +4908,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5269,7 +5287,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5561,7 +5579,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5840,7 +5858,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6066,7 +6084,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6337,7 +6355,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6653,7 +6671,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6871,7 +6889,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7205,7 +7223,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7422,7 +7440,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7708,7 +7726,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7920,7 +7938,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8108,7 +8126,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8358,7 +8376,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8536,7 +8554,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8680,7 +8698,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8935,7 +8953,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9347,7 +9365,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9602,7 +9620,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9928,7 +9946,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10287,7 +10305,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10601,7 +10619,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10960,7 +10978,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11172,7 +11190,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11392,7 +11410,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11687,7 +11705,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11848,7 +11866,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12095,7 +12113,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12293,7 +12311,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12464,7 +12482,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12712,7 +12730,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12940,7 +12958,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13164,7 +13182,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13376,7 +13394,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13624,7 +13642,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -949,7 +949,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1173,7 +1173,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1482,7 +1482,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1704,7 +1704,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1971,7 +1971,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2249,7 +2249,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2536,7 +2536,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2815,7 +2815,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: the instance is shutting down; retry (another instance answers) */
+            /** @description SERVICE_UNAVAILABLE: the instance is shutting down, or the database is unreachable (Retry-After, details.retry_after; details.booking_id names a booking whose outcome is being settled); retry */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -2,7 +2,7 @@ import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppDeps } from '../../src/context.js';
 import { issueAccessToken, OAuthError, revokeAccessToken, SCOPES, type OAuthErrorCode } from '../../src/services/access/index.js';
-import { BadRequestError, ForbiddenError, InternalError, RateLimitError, UnauthorizedError } from '../../src/services/kernel/index.js';
+import { BadRequestError, ForbiddenError, InternalError, RateLimitError, ServiceUnavailableError, UnauthorizedError } from '../../src/services/kernel/index.js';
 import { errorResponseOf, Meta, oauthErrorResponse } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
 
@@ -61,6 +61,7 @@ export function oauthRoutes(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
       ...errorResponseOf(ForbiddenError, oauthForbidden),
       ...errorResponseOf(RateLimitError, { description: 'rate_limit_exceeded, with Retry-After', content: oauthErrorOf('rate_limit_exceeded') }),
       ...errorResponseOf(InternalError, { description: 'server_error: a fault of the service', content: oauthErrorOf('server_error') }),
+      ...errorResponseOf(ServiceUnavailableError, oauthUnavailable),
     },
   });
 
@@ -98,6 +99,7 @@ export function oauthRoutes(app: OpenAPIHono<HttpEnv>, deps: AppDeps) {
       ...errorResponseOf(ForbiddenError, oauthForbidden),
       ...errorResponseOf(RateLimitError, { description: 'rate_limit_exceeded, with Retry-After', content: oauthErrorOf('rate_limit_exceeded') }),
       ...errorResponseOf(InternalError, { description: 'server_error: a fault of the service', content: oauthErrorOf('server_error') }),
+      ...errorResponseOf(ServiceUnavailableError, oauthUnavailable),
     },
   });
 }
@@ -167,8 +169,24 @@ function oauthErrorOf(...codes: [OAuthCode, ...OAuthCode[]]) {
   };
 }
 
-/** The RFC 6749 codes the service answers, and server_error (a 500 of the token endpoint). */
-type OAuthCode = OAuthErrorCode | 'server_error';
+/** The RFC 6749 codes the service answers, server_error (a 500) and temporarily_unavailable (a 503). */
+type OAuthCode = OAuthErrorCode | 'server_error' | 'temporarily_unavailable';
+
+const oauthUnavailable = {
+  description:
+    'temporarily_unavailable (OAuth form, with Retry-After): the database is unreachable; SERVICE_UNAVAILABLE (error envelope): the instance is shutting down. Retry',
+  content: {
+    'application/json': {
+      schema: z.union([
+        z.object({
+          error: z.object({ code: z.enum(['SERVICE_UNAVAILABLE']), message: z.string(), details: z.record(z.string(), z.unknown()).nullable() }),
+          meta: Meta,
+        }),
+        oauthErrorOf('temporarily_unavailable')['application/json'].schema,
+      ]),
+    },
+  },
+};
 
 const oauthForbidden = {
   description:

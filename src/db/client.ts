@@ -8,6 +8,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type { Config } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { DATA_DIR_MODE, refuseEmbeddedInProduction, secureDataDir } from './dataDir.js';
 import { observedAdapter, type DatabaseObserver } from './observed.js';
 
 /**
@@ -37,7 +38,11 @@ export interface Database {
    * `onLost` hears of the loss. Resolves, once the lock is held, with a function that lets it go.
    */
   holdLiveness(instanceId: string, onLost?: (error: unknown) => void): Promise<() => Promise<void>>;
-  /** Of `instanceIds`, those whose liveness lock nobody holds: their instance is gone. */
+  /**
+   * Of `instanceIds`, those that are gone: their liveness lock was free on every look over
+   * LIVENESS_GRACE_MS (a living instance whose liveness connection was lost takes its lock again
+   * well within it). Resolves after that grace when a lock is found free, at once otherwise.
+   */
   goneInstances(instanceIds: readonly string[]): Promise<string[]>;
   close(): Promise<void>;
 }
@@ -46,6 +51,20 @@ export interface Database {
 export function livenessKey(instanceId: string): string {
   return createHash('sha256').update(`liveness:${instanceId}`).digest().readBigInt64BE(0).toString();
 }
+
+/**
+ * How long an instance's liveness lock must stay free before another instance takes its bookings
+ * over: longer than making a lost liveness connection again takes (at once, then every second),
+ * so a connection blip, a terminated backend or a PostgreSQL restart never passes for a death
+ * (docs/decisions.md, "Hardening: database and Redis failures").
+ */
+export const LIVENESS_GRACE_MS = 5_000;
+
+/** How often a free liveness lock is looked at again during the grace. */
+const LIVENESS_LOOK_MS = 250;
+
+/** How long making a connection to PostgreSQL may take before it fails (the request then answers 503). */
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 // Prisma's own advisory lock id, so this runner and `prisma migrate deploy` exclude each other.
 const MIGRATION_LOCK_ID = 72707369;
@@ -57,14 +76,29 @@ export type AdapterWrapper = <F extends SqlDriverAdapterFactory>(factory: F) => 
  * `observer` (the service's metrics) hears of every SQL statement and transaction Prisma runs
  * (observed.ts); `wrap` wraps the observed adapter once more (tracing).
  */
-export async function openDatabase(config: Config, observer?: DatabaseObserver, wrap: AdapterWrapper = (factory) => factory): Promise<Database> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl, config.databaseSchema, observer, wrap) : openPglite(config, observer, wrap);
+export async function openDatabase(
+  config: Config,
+  observer?: DatabaseObserver,
+  wrap: AdapterWrapper = (factory) => factory,
+  /** PostgreSQL's application_name of every connection (pg_stat_activity shows which instance holds which). */
+  applicationName = 'channel-service',
+): Promise<Database> {
+  if (config.databaseUrl) return openPostgres(config.databaseUrl, config.databaseSchema, { observer, wrap, applicationName });
+  refuseEmbeddedInProduction(config);
+  return openPglite(config, observer, wrap);
 }
 
-async function openPostgres(url: string, schema: string, observer: DatabaseObserver | undefined, wrap: AdapterWrapper): Promise<Database> {
+interface PostgresOptions {
+  observer: DatabaseObserver | undefined;
+  wrap: AdapterWrapper;
+  applicationName: string;
+}
+
+async function openPostgres(url: string, schema: string, { observer, wrap, applicationName }: PostgresOptions): Promise<Database> {
   const searchPath = `-c search_path="${schema}"`;
+  const connection = { connectionString: url, application_name: applicationName, connectionTimeoutMillis: CONNECT_TIMEOUT_MS };
   // A small pool of its own for migrations and health checks; Prisma keeps its own pool.
-  const pool = new pg.Pool({ connectionString: url, options: searchPath, max: 2 });
+  const pool = new pg.Pool({ ...connection, options: searchPath, max: 2 });
   // An idle client's network error must not crash the process; the next query reports it.
   pool.on('error', () => {});
   if (schema !== 'public') {
@@ -75,10 +109,28 @@ async function openPostgres(url: string, schema: string, observer: DatabaseObser
     });
   }
   const prisma = new PrismaClient({
-    adapter: wrap(observedAdapter(new PrismaPg({ connectionString: url, options: searchPath, max: 10 }, { schema }), observer)),
+    adapter: wrap(observedAdapter(new PrismaPg({ ...connection, options: searchPath, max: 10 }, { schema }), observer)),
   });
   // Liveness locks held by this process (holdLiveness), let go on close.
   const releases = new Set<() => Promise<void>>();
+  let closed = false;
+  // Of `ids`, those whose liveness lock another session can take now (let go at once).
+  const freeLocks = async (ids: readonly string[]): Promise<string[]> => {
+    const client = await pool.connect();
+    try {
+      const free: string[] = [];
+      for (const id of ids) {
+        const key = livenessKey(id);
+        const { rows } = await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [key]);
+        if (!rows[0]?.got) continue;
+        await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+        free.push(id);
+      }
+      return free;
+    } finally {
+      client.release();
+    }
+  };
   return {
     kind: 'postgres',
     prisma,
@@ -101,9 +153,9 @@ async function openPostgres(url: string, schema: string, observer: DatabaseObser
     async ping() {
       await pool.query('SELECT 1');
     },
-    listen: (channel, onNotify) => listenPostgres(url, channel, onNotify),
+    listen: (channel, onNotify) => listenPostgres(connection, channel, onNotify),
     async holdLiveness(instanceId, onLost) {
-      const release = await holdPostgresLiveness(url, livenessKey(instanceId), onLost);
+      const release = await holdPostgresLiveness(connection, livenessKey(instanceId), onLost);
       releases.add(release);
       return async () => {
         releases.delete(release);
@@ -112,23 +164,18 @@ async function openPostgres(url: string, schema: string, observer: DatabaseObser
     },
     async goneInstances(instanceIds) {
       if (!instanceIds.length) return [];
-      // Another session that can take an instance's lock proves nobody holds it; let go at once.
-      const client = await pool.connect();
-      try {
-        const gone: string[] = [];
-        for (const id of instanceIds) {
-          const key = livenessKey(id);
-          const { rows } = await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS got', [key]);
-          if (!rows[0]?.got) continue;
-          await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
-          gone.push(id);
-        }
-        return gone;
-      } finally {
-        client.release();
+      // Free on every look over the grace, or alive: a lock taken again even once is a living owner.
+      let free = await freeLocks(instanceIds);
+      const until = Date.now() + LIVENESS_GRACE_MS;
+      while (free.length && !closed) {
+        if (Date.now() >= until) return free;
+        await new Promise((resolve) => setTimeout(resolve, LIVENESS_LOOK_MS));
+        if (!closed) free = await freeLocks(free);
       }
+      return [];
     },
     close: once(async () => {
+      closed = true;
       await Promise.all([...releases].map((release) => release()));
       await prisma.$disconnect();
       await pool.end();
@@ -138,8 +185,11 @@ async function openPostgres(url: string, schema: string, observer: DatabaseObser
 
 async function openPglite(config: Config, observer: DatabaseObserver | undefined, wrap: AdapterWrapper): Promise<Database> {
   const dir = join(config.dataDir, 'pglite');
-  mkdirSync(dir, { recursive: true });
+  // Only the service's user reads DATA_DIR: tightened before PGlite opens it and after (dataDir.ts).
+  mkdirSync(dir, { recursive: true, mode: DATA_DIR_MODE });
+  secureDataDir(config.dataDir);
   const db = await PGlite.create(dir);
+  secureDataDir(config.dataDir);
   const prisma = new PrismaClient({ adapter: wrap(observedAdapter(new PrismaPGlite(db), observer)) });
   let living: string | undefined;
   return {
@@ -177,12 +227,19 @@ async function openPglite(config: Config, observer: DatabaseObserver | undefined
   };
 }
 
+/** What every connection of the service to PostgreSQL is made with. */
+interface ConnectionConfig {
+  connectionString: string;
+  application_name: string;
+  connectionTimeoutMillis: number;
+}
+
 /**
  * LISTEN on a connection of its own. Never fails: a connection that cannot be made or is lost is
- * tried again every second until stopped (the dispatcher polls meanwhile).
+ * tried again until stopped (the dispatcher polls meanwhile).
  */
-function listenPostgres(url: string, channel: string, onNotify: (payload: string) => void) {
-  return heldConnection(url, 'LISTEN', async (client) => {
+function listenPostgres(connection: ConnectionConfig, channel: string, onNotify: (payload: string) => void) {
+  return heldConnection(connection, 'LISTEN', async (client) => {
     client.on('notification', (message) => onNotify(message.payload ?? ''));
     await client.query(`LISTEN "${channel}"`);
   });
@@ -191,12 +248,13 @@ function listenPostgres(url: string, channel: string, onNotify: (payload: string
 /**
  * Holds the advisory lock `key` on a connection of its own, with TCP keepalives both ways so that
  * a host that vanishes (not only a process that dies) frees it within about half a minute. A lost
- * connection is made again every second and the lock taken again. The first lock is taken before
- * the instance writes anything; failing there fails the start.
+ * connection is made again at once, then every second, and the lock taken again, well within the
+ * LIVENESS_GRACE_MS another instance waits before it counts this one gone. The first lock is taken
+ * before the instance writes anything; failing there fails the start.
  */
-function holdPostgresLiveness(url: string, key: string, onLost?: (error: unknown) => void) {
+function holdPostgresLiveness(connection: ConnectionConfig, key: string, onLost?: (error: unknown) => void) {
   return heldConnection(
-    url,
+    connection,
     'liveness',
     async (client) => {
       await client.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3');
@@ -206,13 +264,18 @@ function holdPostgresLiveness(url: string, key: string, onLost?: (error: unknown
   );
 }
 
+/** After a loss, the first try to connect again comes this soon; the next ones a second apart. */
+const RECONNECT_FIRST_MS = 50;
+const RECONNECT_EVERY_MS = 1_000;
+
 /**
- * A connection of its own that `setup` prepares (a LISTEN, an advisory lock), made again a second
- * after any loss (once per loss, `onLost` told) until the function it returns stops it. `required`:
- * the first connection's failure is thrown; otherwise it is retried as a loss is.
+ * A connection of its own that `setup` prepares (a LISTEN, an advisory lock), made again after
+ * any loss (at once, then every second while it fails; `onLost` told once per loss) until the
+ * function it returns stops it. `required`: the first connection's failure is thrown; otherwise
+ * it is retried as a loss is.
  */
 async function heldConnection(
-  url: string,
+  connection: ConnectionConfig,
   label: string,
   setup: (client: pg.Client) => Promise<void>,
   options: { required?: boolean; keepAlive?: boolean; onLost?: ((error: unknown) => void) | undefined } = {},
@@ -220,21 +283,27 @@ async function heldConnection(
   let stopped = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
-  // One way back after any loss: drop the connection, tell, try again in a second (once).
+  // Tries since the connection was last made: the first comes at once, then one a second.
+  let tries = 0;
+  // One way back after any loss: drop the connection, tell (once per loss), try again (once).
   const lost = (from: pg.Client | undefined, error: unknown) => {
     if (from !== client) return;
     client = undefined;
     from?.end().catch(() => {});
     if (stopped || retry) return;
-    options.onLost?.(error);
-    retry = setTimeout(() => {
-      retry = undefined;
-      void connect().catch((e: unknown) => lost(client, e));
-    }, 1_000).unref();
+    if (tries === 0) options.onLost?.(error);
+    retry = setTimeout(
+      () => {
+        retry = undefined;
+        tries++;
+        void connect().catch((e: unknown) => lost(client, e));
+      },
+      tries === 0 ? RECONNECT_FIRST_MS : RECONNECT_EVERY_MS,
+    ).unref();
   };
   const connect = async (): Promise<void> => {
     const next = new pg.Client({
-      connectionString: url,
+      ...connection,
       ...(options.keepAlive ? { keepAlive: true, keepAliveInitialDelayMillis: 10_000 } : {}),
     });
     next.on('error', (error) => lost(next, error));
@@ -242,6 +311,7 @@ async function heldConnection(
     client = next;
     await next.connect();
     await setup(next);
+    if (client === next) tries = 0;
   };
   try {
     await connect();

@@ -1,22 +1,19 @@
 import { GraphQLError } from 'graphql';
-import { AppError } from '../services/kernel/index.js';
+import { AppError, toAppError } from '../services/kernel/index.js';
 
 export function maskError(error: unknown, _message: string): Error {
   // Executors may wrap an error more than once; the cause is at the bottom of the chain.
   let original: unknown = error;
   while (isGraphQLError(original) && original.originalError) original = original.originalError;
   const located = isGraphQLError(error) ? { nodes: error.nodes, path: error.path } : {};
-  if (original instanceof AppError) {
-    return new GraphQLError(original.message, {
-      ...located,
-      extensions: { code: original.code, details: original.details },
-    });
-  }
   // Errors graphql-js raised itself (syntax, validation, coercion) are meant for the client.
-  if (isGraphQLError(original)) return original;
-  return new GraphQLError('An internal error occurred; quote the request id to support', {
+  if (!(original instanceof AppError) && isGraphQLError(original)) return original;
+  // A kernel error as it is; a database outage as 503 SERVICE_UNAVAILABLE; anything else masked.
+  const mapped = toAppError(original);
+  const masked = !(original instanceof AppError) && mapped.code === 'INTERNAL_ERROR';
+  return new GraphQLError(mapped.message, {
     ...located,
-    extensions: { code: 'INTERNAL_ERROR' },
+    extensions: masked ? { code: mapped.code } : { code: mapped.code, details: mapped.details },
   });
 }
 

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { once } from 'node:events';
 
 /**
@@ -144,3 +144,108 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
 /** Matches the provider's booking routes: POST /bookings and POST /bookings/{ref}/cancel. */
 export const isBook = (r: ProxyRequest) => r.method === 'POST' && r.path === '/bookings';
 export const isCancel = (r: ProxyRequest) => r.method === 'POST' && /^\/bookings\/[^/]+\/cancel$/.test(r.path);
+
+/**
+ * A TCP proxy in front of a server (PostgreSQL, Redis) that a test makes unreachable: `down()`
+ * stops listening and cuts every connection (new ones are refused, as from a server restarting);
+ * `freeze()` keeps every connection open but passes no byte either way, and holds new ones (a
+ * stopped process, SIGSTOP); `cut()` ends the connections open now and keeps accepting;
+ * `up()` and `thaw()` undo. Point the service's DATABASE_URL or REDIS_URL at `host:port`.
+ */
+export interface TcpProxy {
+  readonly port: number;
+  /** `url` with its host and port replaced by the proxy's. */
+  through(url: string): string;
+  /** Connections open now. */
+  connections(): number;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  freeze(): void;
+  thaw(): void;
+  cut(): void;
+  close(): Promise<void>;
+}
+
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  const pairs = new Set<{ client: Socket; server: Socket }>();
+  let frozen = false;
+  const server = createNetServer((client) => {
+    const upstream = connect(target.port, target.host);
+    const pair = { client, server: upstream };
+    pairs.add(pair);
+    const end = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+    // Each side's bytes go to the other unless frozen; paused sockets keep what arrives.
+    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      from.on('data', (chunk) => {
+        if (!to.write(chunk)) from.pause();
+      });
+      to.on('drain', () => {
+        if (!frozen) from.resume();
+      });
+      if (frozen) from.pause();
+    }
+  });
+  server.on('error', () => {});
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  await listen(0);
+  const { port } = server.address() as AddressInfo;
+  const cut = () => {
+    for (const pair of [...pairs]) {
+      pair.client.destroy();
+      pair.server.destroy();
+    }
+    pairs.clear();
+  };
+  return {
+    port,
+    through(url) {
+      const u = new URL(url);
+      u.hostname = '127.0.0.1';
+      u.port = String(port);
+      return u.toString();
+    },
+    connections: () => pairs.size,
+    async down() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        cut();
+      });
+    },
+    async up() {
+      // The same port again (nothing else binds it in the meantime on a test machine).
+      if (!server.listening) await listen(port);
+    },
+    freeze() {
+      frozen = true;
+      for (const pair of pairs) {
+        pair.client.pause();
+        pair.server.pause();
+      }
+    },
+    thaw() {
+      frozen = false;
+      for (const pair of pairs) {
+        pair.client.resume();
+        pair.server.resume();
+      }
+    },
+    cut,
+    async close() {
+      cut();
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -76,6 +76,10 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
   if (process.env.DATABASE_URL) {
     env.DATABASE_URL = process.env.DATABASE_URL;
     env.DATABASE_SCHEMA = `t_${randomBytes(6).toString('hex')}`;
+  } else {
+    // Production refuses the embedded database unless an operator allows it (docs/operations.md):
+    // the tests of production's rules run on PostgreSQL when DATABASE_URL is set, else so.
+    env.ALLOW_EMBEDDED_DATABASE_IN_PRODUCTION = 'true';
   }
   if (process.env.REDIS_URL) env.REDIS_URL = process.env.REDIS_URL;
   // Any suite can run with graphql-jit from a document's first run (GRAPHQL_JIT_AFTER=0) or without it.

@@ -45,31 +45,57 @@ const NO_CEILING = Number.MAX_SAFE_INTEGER;
 const REFUND_MARGIN_MS = 1_000;
 
 /**
+ * After Redis failed a charge (unreachable, or no answer within REDIS_COMMAND_TIMEOUT_MS), the
+ * instance counts on its own this long before one charge asks Redis again (the others keep
+ * counting here until it answers), so a Redis that stops answering costs one request the timeout
+ * per second, not every request.
+ */
+export const REDIS_FALLBACK_MS = 1_000;
+
+/**
  * A fixed-window limiter from rate-limiter-flexible: in memory without Redis, shared through
  * Redis with it (one atomic INCRBY per charge, so instances sharing a Redis together allow the
- * limit exactly). The window of a key starts with its first charge. If Redis fails, an
- * in-memory limiter stands in rather than failing requests.
+ * limit exactly). The window of a key starts with its first charge. If Redis fails or does not
+ * answer in time, this instance's own count (in memory) stands in rather than failing or holding
+ * requests (docs/operations.md, "When Redis or PostgreSQL fail").
  */
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const base = { points: NO_CEILING, duration: options.durationSeconds, keyPrefix: `rl:${options.name}` };
-  const limiter: RateLimiterAbstract = options.redis
-    ? new RateLimiterRedis({
-        ...base,
-        storeClient: options.redis,
-        rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory(base),
-      })
-    : new RateLimiterMemory(base);
+  const memory = new RateLimiterMemory(base);
+  const shared = options.redis ? new RateLimiterRedis({ ...base, storeClient: options.redis, rejectIfRedisNotReady: true }) : null;
+  // After a failure: when Redis failed, and whether one charge is asking it again meanwhile.
+  let failedAt: number | null = null;
+  let probing = false;
+  // The limiter a charge goes to: Redis, unless it failed within REDIS_FALLBACK_MS; after that one
+  // charge asks it again while the others still count here, until it answers.
+  const charge = async (key: string, points: number): Promise<{ res: RateLimiterRes; limiter: RateLimiterAbstract }> => {
+    const recovering = failedAt !== null;
+    if (shared && !(recovering && (probing || performance.now() - failedAt! < REDIS_FALLBACK_MS))) {
+      probing = recovering;
+      try {
+        const res = await shared.consume(key, points);
+        failedAt = null;
+        return { res, limiter: shared };
+      } catch {
+        // Never a refusal (the count has no ceiling): Redis failed.
+        failedAt = performance.now();
+      } finally {
+        if (recovering) probing = false;
+      }
+    }
+    return { res: await memory.consume(key, points), limiter: memory };
+  };
 
   return {
     async consume(key, points = 1, limit = options.points) {
-      const res: RateLimiterRes = await limiter.consume(key, points);
+      const { res, limiter } = await charge(key, points);
       const consumed = res.consumedPoints;
       const resetSeconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
       if (consumed <= limit) {
         return { allowed: true, limit, remaining: limit - consumed, resetSeconds, cost: points };
       }
-      if (points > 0 && res.msBeforeNext > REFUND_MARGIN_MS) await limiter.reward(key, points);
+      // Given back where it was taken; a refund Redis fails to make only leaves the count high.
+      if (points > 0 && res.msBeforeNext > REFUND_MARGIN_MS) await limiter.reward(key, points).catch(() => {});
       return { allowed: false, limit, remaining: Math.max(0, limit - (consumed - points)), resetSeconds, cost: points };
     },
   };

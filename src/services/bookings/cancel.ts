@@ -84,9 +84,15 @@ export function quoteOrNull(booking: Booking, at: Date): CancellationQuote | nul
  * booking (502, cancelsUnknownToProvider). The fee is the one of the moment of the request.
  */
 export async function cancelBooking(ctx: RequestContext, id: string): Promise<Booking> {
-  const { deps } = ctx;
   const booking = await getBooking(ctx, id);
   refuseCancel(booking);
+  // Held by this request while it has the row in flight (`cancelling`): should the database go
+  // away under it, this instance's recovery settles the row from the provider's view (inFlight.ts).
+  return ctx.deps.inFlight.with([booking.id], () => cancelHeld(ctx, id, booking));
+}
+
+async function cancelHeld(ctx: RequestContext, id: string, booking: Booking): Promise<Booking> {
+  const { deps } = ctx;
   const now = deps.clock();
   const started = await transact(deps, (tx) =>
     move(tx, booking, 'cancel_requested', { previousStatus: booking.status, cancelRequestedAt: now, leaseOwner: deps.instanceId }, now),

@@ -4,7 +4,18 @@ import { Prisma, type Booking } from '../../generated/prisma/client.js';
 import type { RoomOccupancy, Scenario, UpstreamBooking } from '../../upstream/protocol.js';
 import { isVisible } from './states.js';
 import { checkinInstant, freeCancellationBefore, partySize } from '../search/index.js';
-import { convertFromKrw, isUniqueViolation, principalOf, textIn, UpstreamError, ValidationError, type FieldIssue } from '../kernel/index.js';
+import {
+  againWhenUnavailable,
+  convertFromKrw,
+  DatabaseUnavailableError,
+  isDatabaseUnavailable,
+  isUniqueViolation,
+  principalOf,
+  textIn,
+  UpstreamError,
+  ValidationError,
+  type FieldIssue,
+} from '../kernel/index.js';
 import { insertCharged, movesBookingMoney, postBookingMoney } from './ledger.js';
 import { offerClaims, TokenError, type OfferClaims } from '../access/index.js';
 import { BookTokenError, PriceChangedError, SoldOutError } from './errors.js';
@@ -26,7 +37,8 @@ import { move, moveHeld, transact } from './transitions.js';
  *      failed, `void` with the charge given back (and, after a failure, the provider told to
  *      cancel whatever it may hold).
  * A crash between the steps leaves a `processing` row owned by this instance (leaseOwner); any
- * instance settles it by asking the provider as soon as this one is gone (sync.ts, recoverInFlight).
+ * instance settles it by asking the provider once this one is gone, and this one settles it itself
+ * when the request died with the database unreachable (sync.ts, recoverInFlight).
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -184,31 +196,49 @@ export async function bookOffers(ctx: RequestContext, offers: OfferToBook[], nam
     });
   }
 
-  const jtis = offers.map((o) => o.offer.jti);
+  // Held by this request from before the rows are written until it has settled them (inFlight.ts).
+  return deps.inFlight.with(
+    rows.map((r) => r.booking.id),
+    async () => {
+      await reserve(deps, rows.map((r) => r.booking), offers.map((o) => o.offer.jti));
+      return bookWithProvider(deps, rows, ctx.scenario, ctx);
+    },
+  );
+}
+
+/**
+ * Step 1: the rows and their charge. A connection lost on the way is tried again, once it has
+ * looked whether the rows were written after all (the commit may have happened with its answer
+ * lost); an outage that outlasts the tries is 503 with nothing booked (a row written nonetheless is
+ * settled by this instance's recovery: voided, its charge given back).
+ */
+async function reserve(deps: AppDeps, bookings: Booking[], jtis: string[]): Promise<void> {
   const tokenUsed = async () => {
     const used = await deps.db.prisma.booking.findFirst({ where: { bookTokenJti: { in: jtis } }, select: { itineraryId: true } });
     return used ? new BookTokenError('BOOK_TOKEN_USED', 'This book token has already made a booking', { booking_id: used.itineraryId }) : null;
   };
   try {
-    if (rows.length === 1) {
-      // One row (every v1 booking): the row and its charge in one statement (ledger.ts).
-      const { booking } = rows[0]!;
-      await insertCharged(deps.db.prisma, deps.config.env, 'bookings', booking, -booking.totalAmount, 'booking_charge', tokenUsed);
-    } else {
+    await againWhenUnavailable(async (attempt) => {
+      if (attempt > 0 && (await deps.db.prisma.booking.count({ where: { id: bookings[0]!.id } })) > 0) return;
+      if (bookings.length === 1) {
+        // One row (every v1 booking): the row and its charge in one statement (ledger.ts).
+        const booking = bookings[0]!;
+        await insertCharged(deps.db.prisma, deps.config.env, 'bookings', booking, -booking.totalAmount, 'booking_charge', tokenUsed);
+        return;
+      }
       await transact(deps, async (tx) => {
-        for (const { booking } of rows) {
+        for (const booking of bookings) {
           await tx.booking.create({ data: { ...booking, occupancy: booking.occupancy as Prisma.InputJsonValue } });
         }
         // Production pays from the balance, last before the commit (the channel row's lock is held
         // from the first debit on); a short balance refuses (402) everything.
-        for (const { booking } of rows) await postBookingMoney(tx, deps.config.env, booking, -booking.totalAmount, 'booking_charge');
+        for (const booking of bookings) await postBookingMoney(tx, deps.config.env, booking, -booking.totalAmount, 'booking_charge');
       });
-    }
+    });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     throw (await tokenUsed()) ?? new BookTokenError('BOOK_TOKEN_USED', 'This book token has already made a booking', { booking_id: null });
   }
-  return bookWithProvider(deps, rows, ctx.scenario, ctx);
 }
 
 /** The alphabet of confirmation numbers: Crockford's base 32 (no I, L, O or U to misread). */
@@ -262,7 +292,15 @@ async function bookWithProvider(
   }
 
   const failed = outcomes.find((o): o is Extract<Outcome, { ok: false }> => !o.ok);
-  if (!failed) return Promise.all(rows.map(({ booking }, i) => settleCreation(deps, booking, (outcomes[i] as Extract<Outcome, { ok: true }>).provider)));
+  if (!failed) {
+    const settled = await recorded(rows[0]!.booking, () =>
+      Promise.all(rows.map(({ booking }, i) => settleCreation(deps, booking, (outcomes[i] as Extract<Outcome, { ok: true }>).provider))),
+    );
+    // Settled void by another instance that took the rows over (this one looked gone): the
+    // provider is told to cancel what it holds (upstream_cleanup), so nothing stays booked.
+    if (settled.some((b) => b.status === 'void')) throw new UpstreamError('The booking could not be recorded in time; nothing was booked: book again');
+    return settled;
+  }
 
   // All or nothing: every room the provider booked or may have booked is cancelled there, and
   // every row is void with its charge given back. Unless the provider answered that it holds a
@@ -273,7 +311,7 @@ async function bookWithProvider(
       const outcome = outcomes[i];
       const mayHold = outcome === undefined ? false : outcome.ok || outcome.maybeBooked;
       const cancelled = mayHold ? (await cancelAtProvider(deps, booking.id)) === 'cancelled' : true;
-      return (await voidAttempt(deps, booking, !cancelled)) ? null : booking;
+      return (await recorded(booking, () => voidAttempt(deps, booking, !cancelled))) ? null : booking;
     }),
   );
   // A row something else settled first (a sweeper, long after the request's lease): answer with
@@ -284,6 +322,21 @@ async function bookWithProvider(
   }
   // Rooms are sent one after another and the first failure stops them: it is the answer.
   throw failed.failure;
+}
+
+/**
+ * Step 3's writes, tried again after a lost connection (each move is conditional, so a write that
+ * happened with its answer lost changes nothing the second time). An outage that outlasts the
+ * tries is 503 naming the booking: it reads `pending` until this instance's recovery (or, if this
+ * one dies, another's) settles it from the provider's answer, never a 500 for a booking made.
+ */
+async function recorded<T>(booking: Booking, write: () => Promise<T>): Promise<T> {
+  try {
+    return await againWhenUnavailable(write);
+  } catch (error) {
+    if (isDatabaseUnavailable(error)) throw new DatabaseUnavailableError(booking.itineraryId);
+    throw error;
+  }
 }
 
 /** Step 3 on a provider answer: confirmed or pending with their events; anything else is void. */

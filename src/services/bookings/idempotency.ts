@@ -1,5 +1,6 @@
 import { ConflictError, isUniqueViolation, ValidationError } from '../kernel/index.js';
 import { IdempotencyKeyInProgressError } from './errors.js';
+import { keyInFlight } from './inFlight.js';
 import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
@@ -81,7 +82,7 @@ export async function claim(deps: AppDeps, channelId: string, key: string, finge
     const now = deps.clock();
     try {
       await prisma.idempotencyKey.create({
-        data: { channelId, key, fingerprint, createdAt: now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) },
+        data: { channelId, key, fingerprint, createdAt: now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS), leaseOwner: deps.instanceId },
       });
       return { kind: 'run' };
     } catch (error) {
@@ -100,7 +101,7 @@ export async function claim(deps: AppDeps, channelId: string, key: string, finge
     if (now.getTime() - held.createdAt.getTime() > staleMs) {
       const { count } = await prisma.idempotencyKey.updateMany({
         where: { channelId, key, createdAt: held.createdAt, responseStatus: null },
-        data: { createdAt: now },
+        data: { createdAt: now, leaseOwner: deps.instanceId },
       });
       if (count === 1) return { kind: 'run' };
       continue;
@@ -119,8 +120,43 @@ export async function settle(deps: AppDeps, channelId: string, key: string, resp
   }
   await prisma.idempotencyKey.updateMany({
     where: { channelId, key, responseStatus: null },
-    data: { responseStatus: response.status, responseBody: storable(response.body) as Prisma.InputJsonValue },
+    data: { responseStatus: response.status, responseBody: storable(response.body) as Prisma.InputJsonValue, leaseOwner: null },
   });
+}
+
+/**
+ * Frees the keys whose request died before it stored an answer (the database went away under it,
+ * or its process did): those of `gone` instances, and this instance's own that none of its
+ * requests holds (InFlight). A retry with the key then runs again (a booking's finds its token
+ * used, 422 BOOK_TOKEN_USED naming the booking). Run by recoverInFlight; the number freed.
+ */
+export async function releaseAbandonedKeys(deps: AppDeps, gone: readonly string[]): Promise<number> {
+  const { prisma } = deps.db;
+  let released = 0;
+  if (gone.length) {
+    released += (await prisma.idempotencyKey.deleteMany({ where: { responseStatus: null, leaseOwner: { in: [...gone] } } })).count;
+  }
+  const own = await prisma.idempotencyKey.findMany({
+    where: { responseStatus: null, leaseOwner: deps.instanceId },
+    select: { channelId: true, key: true, createdAt: true },
+    take: 500,
+  });
+  for (const row of own) {
+    if (deps.inFlight.has(keyInFlight(row.channelId, row.key))) continue;
+    const { count } = await prisma.idempotencyKey.deleteMany({ where: { ...row, responseStatus: null, leaseOwner: deps.instanceId } });
+    released += count;
+  }
+  return released;
+}
+
+/** Owners of keys held without an answer, other than this instance (for recoverInFlight's liveness check). */
+export async function keyOwners(deps: AppDeps): Promise<string[]> {
+  const rows = await deps.db.prisma.idempotencyKey.findMany({
+    where: { responseStatus: null, leaseOwner: { not: null }, NOT: { leaseOwner: deps.instanceId } },
+    distinct: ['leaseOwner'],
+    select: { leaseOwner: true },
+  });
+  return rows.map((r) => r.leaseOwner!);
 }
 
 /** NUL, and a UTF-16 surrogate without its pair. */

@@ -21,6 +21,7 @@ export type { BookingEventType, BookingStatus, VisibleStatus } from './states.js
 export { InsufficientBalanceError, movesBookingMoney, post, postBookingMoney } from './ledger.js';
 export { recordEvents, transact } from './transitions.js';
 export { claim, fingerprintOf, purgeExpired, settle } from './idempotency.js';
+export { InFlight, keyInFlight } from './inFlight.js';
 export { bookingCursor, bookingEvents, bookingWindow, getBooking, getBookings, listBookings, readBooking } from './list.js';
 export type { BookingEventEntry, BookingFilterValues, BookingPage, FilterNames } from './list.js';
 export { bookOffers, createBooking, verifyBookToken } from './create.js';

@@ -5,6 +5,7 @@ import { OPERATOR_REPORTABLE, pathTo, type BookingStatus, type Trigger } from '.
 import { applyReported, cancelsUnknownToProvider, completeCancel, failPending, revertCancel } from './cancel.js';
 import { cancelAtProvider, settleCreation, voidAttempt } from './create.js';
 import { isUuid, requestLeaseMs } from './rules.js';
+import { keyOwners, releaseAbandonedKeys } from './idempotency.js';
 import { ConflictError, NotFoundError, UpstreamError } from '../kernel/index.js';
 
 /**
@@ -93,8 +94,10 @@ export async function settleOverdueAndStuck(deps: AppDeps, report: SyncReport, n
 /**
  * Settles a creation (`processing`) or cancellation (`cancelling`) whose request gave no answer,
  * from the provider's view of the reference: the one rule for the sweeper's stale rows and for
- * the rows of an instance that is gone (recoverInFlight). Every move is conditional, so a request
- * or another instance settling the same row first wins and this changes nothing.
+ * what recoverInFlight takes over (rows of an instance that is gone, or of a request of this one
+ * that died). A booking the provider holds confirmed or pending is settled so, never voided. Every
+ * move is conditional, so a request or another instance settling the same row first wins and this
+ * changes nothing.
  */
 async function settleInFlight(deps: AppDeps, booking: Booking, now: Date): Promise<void> {
   const provider = await deps.upstream.getBooking(booking.id);
@@ -112,26 +115,41 @@ async function settleInFlight(deps: AppDeps, booking: Booking, now: Date): Promi
 }
 
 /**
- * Takes over the bookings and cancellations that instances now gone left in flight, at once: a
- * row's owner (leaseOwner) is gone when its liveness lock is free (db/client.ts; a previous run of
- * this instance is such an owner too). Rows of a living owner stay with it (and, should its request
- * have died without the process, the sweeper's request lease still settles them); rows without an
- * owner (written before owners were recorded) are the sweeper's. The service runs it at start and
- * every BOOKING_RECOVERY_INTERVAL_MS (jobs.ts). Returns the report (settled: rows taken over).
+ * Takes over what requests that died left in flight: bookings (`processing`), cancellations
+ * (`cancelling`) and Idempotency-Keys held without an answer. Whose they are is the row's owner
+ * (leaseOwner):
+ *   - this instance's own that none of its requests holds any more (InFlight: the request died
+ *     with the database unreachable under it) are settled at once;
+ *   - another instance's once that instance is gone: its liveness lock free on every look over
+ *     LIVENESS_GRACE_MS (db/client.ts; a previous run of this instance is such an owner too), so a
+ *     connection blip of a living owner is never taken for its death.
+ * Rows of a living owner stay with it (and, should its request have died, its own recovery or the
+ * sweeper's request lease settles them); rows without an owner (written before owners were
+ * recorded) are the sweeper's. A row is settled from the provider's answer (settleInFlight): one
+ * the provider holds becomes what it holds, never void. Keys are released (a retry runs again);
+ * answers a request could not store are stored first (InFlight.later). The service runs it at
+ * start and every BOOKING_RECOVERY_INTERVAL_MS (jobs.ts). Returns the report (settled: rows taken over).
  */
 export async function recoverInFlight(deps: AppDeps, report: SyncReport = newSyncReport()): Promise<SyncReport> {
   const { prisma } = deps.db;
   const inFlight = { status: { in: ['processing', 'cancelling'] as BookingStatus[] }, leaseOwner: { not: null } };
+  const now = deps.clock();
+  await deps.inFlight.retryPending();
+  const own = await prisma.booking.findMany({ where: { ...inFlight, leaseOwner: deps.instanceId }, orderBy: { createdAt: 'asc' }, take: BATCH });
+  const abandoned = own.filter((b) => !deps.inFlight.has(b.id));
+  await each(deps, abandoned, report, async (booking) => {
+    await settleInFlight(deps, booking, now);
+    report.settled++;
+  });
   const owners = await prisma.booking.findMany({
     where: { ...inFlight, NOT: { leaseOwner: deps.instanceId } },
     distinct: ['leaseOwner'],
     select: { leaseOwner: true },
   });
-  if (!owners.length) return report;
-  const gone = await deps.db.goneInstances(owners.map((o) => o.leaseOwner!));
-  if (!gone.length) return report;
-  const now = deps.clock();
+  const candidates = [...new Set([...owners.map((o) => o.leaseOwner!), ...(await keyOwners(deps))])];
+  const gone = candidates.length ? await deps.db.goneInstances(candidates) : [];
   for (;;) {
+    if (!gone.length) break;
     const rows = await prisma.booking.findMany({ where: { ...inFlight, leaseOwner: { in: gone } }, orderBy: { createdAt: 'asc' }, take: BATCH });
     if (!rows.length) break;
     const before = report.failures;
@@ -142,7 +160,10 @@ export async function recoverInFlight(deps: AppDeps, report: SyncReport = newSyn
     // A row that could not be settled now (the provider did not answer) waits for the next run.
     if (report.failures > before || rows.length < BATCH) break;
   }
-  if (report.settled) deps.logger.info({ gone, settled: report.settled }, 'took over bookings left in flight by instances that are gone');
+  const released = await releaseAbandonedKeys(deps, gone);
+  if (report.settled || released) {
+    deps.logger.info({ gone, abandoned: abandoned.length, settled: report.settled, keysReleased: released }, 'took over what requests that died left in flight');
+  }
   return report;
 }
 

@@ -240,7 +240,7 @@ export async function ensureOperatorCredential(
     token = readFileSync(file, 'utf8').trim();
   } else {
     token = newSecret(PREFIX.adminToken);
-    mkdirSync(options.dataDir, { recursive: true });
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(file, `${token}\n`, { mode: 0o600 });
     created = true;
   }

@@ -4,6 +4,8 @@
  * No other place decides a status code.
  */
 
+import { isDatabaseUnavailable } from './prisma.js';
+
 /** A configuration the process refuses to start with (src/config.ts, the environment check). */
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -279,8 +281,32 @@ export class UpstreamError extends AppError {
 
 export class ServiceUnavailableError extends AppError {
   static readonly status = 503;
-  constructor(message = 'The service is shutting down or not ready') {
-    super(ServiceUnavailableError.status, 'SERVICE_UNAVAILABLE', message);
+  constructor(message = 'The service is shutting down or not ready', details: ErrorDetails = null, headers: Readonly<Record<string, string>> = {}) {
+    super(ServiceUnavailableError.status, 'SERVICE_UNAVAILABLE', message, details, headers);
+  }
+}
+
+/**
+ * Seconds a client waits before retrying after an outage of the database (Retry-After and
+ * `details.retry_after`): about a restart of PostgreSQL, and more than the recovery pass
+ * (BOOKING_RECOVERY_INTERVAL_MS) needs to settle what the outage cut short once it is back.
+ */
+export const OUTAGE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The database could not be reached or the connection was lost (isDatabaseUnavailable): an
+ * outage, which a retry after Retry-After may not meet. `bookingId`: a booking the request wrote
+ * before the outage, whose outcome is being settled (read it; it reads `pending` until then).
+ */
+export class DatabaseUnavailableError extends ServiceUnavailableError {
+  constructor(bookingId?: string) {
+    super(
+      bookingId
+        ? `The database became unreachable while booking ${bookingId} was being recorded; it reads pending until its outcome is settled: read it, or retry after Retry-After seconds`
+        : 'The database is unreachable for now; retry after Retry-After seconds',
+      { retry_after: OUTAGE_RETRY_AFTER_SECONDS, ...(bookingId && { booking_id: bookingId }) },
+      { 'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS) },
+    );
   }
 }
 
@@ -305,8 +331,10 @@ export class InternalError extends AppError {
   }
 }
 
-/** What a client may see of any error: AppErrors as they are, anything else masked. */
+/** What a client may see of any error: AppErrors as they are, a database outage as 503, anything else masked. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  // A database outage is not a fault of the service's code: 503 with Retry-After (prisma.ts).
+  if (isDatabaseUnavailable(error)) return new DatabaseUnavailableError();
   return new InternalError();
 }

@@ -31,6 +31,7 @@ export {
   ConfigError,
   BadRequestError,
   ConflictError,
+  DatabaseUnavailableError,
   ForbiddenError,
   HttpRefusalError,
   HttpsRequiredError,
@@ -55,6 +56,7 @@ export {
   ValidationError,
   toAppError,
   ERROR_CODES,
+  OUTAGE_RETRY_AFTER_SECONDS,
   type ErrorCode,
   type ErrorDetails,
   type FieldIssue,
@@ -74,7 +76,7 @@ export {
 } from './money.js';
 export { callOptions, principalOf } from './principal.js';
 export { addTraceSource, currentTraceparent } from './traceContext.js';
-export { isUniqueViolation, rowForSql } from './prisma.js';
+export { againWhenUnavailable, isDatabaseUnavailable, isUniqueViolation, rowForSql } from './prisma.js';
 export { isUuid, rowsById } from './ids.js';
 export { cursorOf, keysetQuery, keysetSql, positionOf, type CursorWindow, type ListOrder, type Position, type WindowedList } from './keyset.js';
 export { storableText } from './text.js';
