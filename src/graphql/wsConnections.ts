@@ -44,12 +44,16 @@ function closeReason(text: string): string {
 /**
  * The server's WebSocket (ws's `WebSocket` option): until `accepted` (connection_init accepted), a
  * message over CONNECTION_INIT_MAX_BYTES closes the socket with 4413 and never reaches graphql-ws,
- * so nothing of it is parsed. After that, messages are held to BODY_LIMIT_BYTES (maxPayload).
+ * so nothing of it is parsed. After that, messages are held to BODY_LIMIT_BYTES (maxPayload). A
+ * client's breach of the protocol that ws refuses itself (a message over maxPayload: 1009, bad
+ * framing: 1002, invalid UTF-8: 1007) closes the socket with ws's code and goes no further:
+ * graphql-ws would write it to stderr with its stack and try to close with 4500.
  */
 export class GuardedSocket extends WebSocket {
   accepted = false;
 
   override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'error' && isClientProtocolError(args[0])) return false;
     if (event === 'message' && !this.accepted && byteLength(args[0]) > CONNECTION_INIT_MAX_BYTES) {
       if (this.readyState === WebSocket.OPEN) {
         refuseConnection(this, new PayloadTooLargeError(CONNECTION_INIT_MAX_BYTES, `A message before connection_init is accepted is at most ${CONNECTION_INIT_MAX_BYTES} bytes`));
@@ -58,6 +62,12 @@ export class GuardedSocket extends WebSocket {
     }
     return super.emit(event, ...args);
   }
+}
+
+/** ws's errors for what a client sent (RangeError or Error with a WS_ERR_* code); ws closes the socket on them. */
+function isClientProtocolError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('WS_ERR_');
 }
 
 function byteLength(data: unknown): number {
