@@ -60,7 +60,8 @@ export function attachGraphQLWs(server: Server, deps: AppDeps, graphql: GraphQLS
     void admitUpgrade(deps, clientAddress(upgradeFacts(request), config.trustedProxies)).then((refusal) => {
       socket.off('error', ignore);
       if (socket.destroyed) return;
-      if (refusal) refuseUpgrade(socket, refusal);
+      if (shuttingDown()) refuseBare(socket, new NotFoundError());
+      else if (refusal) refuseUpgrade(socket, refusal);
       else if (config.transport.requireHttps && !isHttps(upgradeFacts(request), config.trustedProxies)) refuseUpgrade(socket, new HttpsRequiredError());
       else wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
     });
