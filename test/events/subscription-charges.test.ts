@@ -73,7 +73,7 @@ describe('live subscriptions are charged per event', () => {
     await t.service.deps.db.prisma.channel.update({ where: { id: who.user_id }, data: { rateLimitSandbox: spent + 1 + left } });
   }
 
-  /** The one-point PATCH of the finding: it adds one event to the booking. */
+  /** A one-point PATCH of the booking: it adds one event. */
   async function patch(who: IssuedCredentials, bookingId: string, note: string): Promise<Response> {
     const res = await t.request(`/channel/v1/bookings/${bookingId}`, { method: 'PATCH', ...json({ special_requests: note }, apiKey(who)) });
     expect(res.status).toBe(200);
@@ -104,7 +104,7 @@ describe('live subscriptions are charged per event', () => {
     const refused = payloads.filter((p) => p.errors);
     expect(delivered).toHaveLength(24);
     expect(refused).toHaveLength(76);
-    // Before: 100 availability and 100 content calls for this one event.
+    // One availability call per execution that ran, not one per subscription.
     expect(availabilityCalls(counts)).toBe(24);
     expect(contentCalls(counts)).toBeLessThanOrEqual(24);
 

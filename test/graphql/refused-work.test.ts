@@ -55,7 +55,7 @@ describe('refused GraphQL work is charged, and a spent channel is refused before
     const refusal = raw.messages.find((m) => m.id === 'op60')!;
     expect(refusal.type).toBe('error');
     expect(refusal.payload[0].extensions).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { retry_after: expect.any(Number), limit: 60 } });
-    // The socket stays open, and the channel has spent its 60 points (it had 59 left before).
+    // The socket stays open, and the refusals have spent the channel's 60 points.
     expect(raw.closed).toBeNull();
     const me = await t.request('/channel/v1/channels/me', { headers: apiKey(who) });
     await expectError(me, 429, 'RATE_LIMIT_EXCEEDED');

@@ -70,7 +70,7 @@ describe('graphql-ws limits before and while a connection is open', () => {
 
   it('connection_init with a 1 MiB Accept-Language is closed with 4413 PAYLOAD_TOO_LARGE, and the connection is never accepted', async () => {
     const who = await t.channel({ name: 'Huge Init' });
-    // Just under BODY_LIMIT_BYTES (1 MiB, ws's maxPayload), as the finding sent it.
+    // Just under BODY_LIMIT_BYTES (1 MiB, ws's maxPayload): the largest message ws reads.
     const { raw, outcome } = await connect({ payload: { 'X-Api-Key': who.api_key, 'Accept-Language': longAcceptLanguage(1024 * 1024 - 1024) } });
     expect(outcome).toEqual({ code: 4413, reason: expect.stringMatching(/^PAYLOAD_TOO_LARGE: A message before connection_init is accepted is at most 8192 bytes/) });
     expect(raw.messages).toEqual([]);
