@@ -127,7 +127,7 @@ export async function createService(config: Config, options: DepsOptions = {}): 
       await deps.events.close();
       await deps.credentialChanges.close();
       if (server) await closeHttp(server, config.shutdownTimeoutMs);
-      ws?.close();
+      await ws?.close();
       await jobs.stop();
       await deps.webhookOutcomes.close();
       await deps.webhookSender.close();

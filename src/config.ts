@@ -88,6 +88,10 @@ const envSchema = z.object({
   SUBSCRIPTIONS_MAX_PER_CHANNEL: z.coerce.number().int().positive().default(10_000),
   /** Operations one graphql-ws connection may run at once. */
   SUBSCRIPTIONS_MAX_PER_CONNECTION: z.coerce.number().int().positive().max(1_000).default(20),
+  /** graphql-ws connections one channel may hold open (across instances with REDIS_URL, as subscriptions). */
+  SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CHANNEL: z.coerce.number().int().positive().default(1_000),
+  /** graphql-ws connection attempts (upgrades of /graphql) one client address may make per minute. */
+  SUBSCRIPTIONS_CONNECTS_PER_ADDRESS_MINUTE: z.coerce.number().int().positive().max(100_000).default(120),
   /**
    * GraphQL protection, on every operation over HTTP and graphql-ws: nesting depth, aliases,
    * lexical tokens, directives and estimated cost per operation.
@@ -317,7 +321,8 @@ const configSchema = envSchema.transform((e, ctx) => {
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     bookings: { pendingDeadlineMinutes: e.PENDING_DEADLINE_MINUTES, syncIntervalMs: e.BOOKING_SYNC_INTERVAL_MS, recoveryIntervalMs: e.BOOKING_RECOVERY_INTERVAL_MS },
     events: { pollIntervalMs: e.EVENTS_POLL_INTERVAL_MS },
-    subscriptions: { maxPerChannel: e.SUBSCRIPTIONS_MAX_PER_CHANNEL, maxPerConnection: e.SUBSCRIPTIONS_MAX_PER_CONNECTION },
+    subscriptions: { maxPerChannel: e.SUBSCRIPTIONS_MAX_PER_CHANNEL, maxPerConnection: e.SUBSCRIPTIONS_MAX_PER_CONNECTION,
+      maxConnectionsPerChannel: e.SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CHANNEL, connectsPerAddressMinute: e.SUBSCRIPTIONS_CONNECTS_PER_ADDRESS_MINUTE },
     webhooks: {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retrySchedule: Object.freeze(e.WEBHOOK_RETRY_SCHEDULE),

@@ -58,6 +58,8 @@ export interface AppDeps {
   readonly limiters: {
     /** POST /oauth/token and POST /oauth/revoke together: 20 requests per 60 s per client address (docs/spec/channel-api.md §8). */
     readonly oauthToken: RateLimiter;
+    /** graphql-ws connection attempts (upgrades of /graphql): SUBSCRIPTIONS_CONNECTS_PER_ADDRESS_MINUTE per client address. */
+    readonly graphqlWsConnect: RateLimiter;
     /** Every authenticated v1, v2 and GraphQL request: the channel's `rate_limit` per window. */
     readonly api: ChannelRateLimits;
   };

@@ -136,6 +136,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     dispatcher: { wake: () => dispatcher?.wake() },
     limiters: {
       oauthToken: createRateLimiter({ name: 'oauth-token', points: 20, durationSeconds: 60, redis }),
+      graphqlWsConnect: createRateLimiter({ name: 'graphql-ws-connect', points: config.subscriptions.connectsPerAddressMinute, durationSeconds: 60, redis }),
       api: new ChannelRateLimits(db.prisma, { env: config.env, ...config.rateLimits, redis }),
     },
   };

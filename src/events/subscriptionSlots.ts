@@ -96,7 +96,11 @@ interface Held {
   markLost: () => void;
 }
 
-export function createSubscriptionSlots(redis: Redis | undefined, logger: Logger): SubscriptionSlots {
+/**
+ * The places of `what` (live subscriptions by default; graphql-ws connections use the same
+ * mechanism under keys of their own, src/graphql/wsConnections.ts), kept in Redis under `key`.
+ */
+export function createSubscriptionSlots(redis: Redis | undefined, logger: Logger, key: (channelId: string) => string = slotKey): SubscriptionSlots {
   const perChannel = new Map<string, number>();
   const count = (channelId: string, delta: number) => {
     const n = (perChannel.get(channelId) ?? 0) + delta;
@@ -126,7 +130,7 @@ export function createSubscriptionSlots(redis: Redis | undefined, logger: Logger
         if (id === null || !redis) return;
         held.delete(id);
         const done = redis
-          .zrem(slotKey(channelId), id)
+          .zrem(key(channelId), id)
           .catch((error: unknown) => logger.warn({ err: error, channelId }, 'subscription place not given back (its lease will run out)'))
           .finally(() => releasing.delete(done));
         releasing.add(done);
@@ -148,7 +152,7 @@ export function createSubscriptionSlots(redis: Redis | undefined, logger: Logger
     await Promise.all(
       [...byChannel].map(async ([channelId, { limit, ids }]) => {
         try {
-          const lost = (await redis.eval(RENEW, 1, slotKey(channelId), SLOT_LEASE_MS, limit, ...ids)) as string[];
+          const lost = (await redis.eval(RENEW, 1, key(channelId), SLOT_LEASE_MS, limit, ...ids)) as string[];
           for (const id of lost) {
             const h = held.get(id);
             held.delete(id);
@@ -174,7 +178,7 @@ export function createSubscriptionSlots(redis: Redis | undefined, logger: Logger
         return Promise.resolve((perChannel.get(channelId) ?? 0) >= limit ? null : take(channelId, null, limit));
       }
       const id = randomUUID();
-      return redis.eval(ADMIT, 1, slotKey(channelId), SLOT_LEASE_MS, limit, id).then((admitted) => {
+      return redis.eval(ADMIT, 1, key(channelId), SLOT_LEASE_MS, limit, id).then((admitted) => {
         if (admitted !== 1) return null;
         const slot = take(channelId, id, limit);
         if (!closed) return slot;

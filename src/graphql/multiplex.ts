@@ -25,7 +25,8 @@ import { breathe, sendShared, serialisePayload, type SendTarget, type SharedMess
  * The group: one listener on the channel's events (the bus holds one subscription per channel),
  * started by its first subscriber and closed when its last one has gone. Its execution runs through
  * an envelop like its first subscriber's operation's, so limits, masking and plugins apply as to
- * any subscriber's; it is charged nothing (shareCharge in rateLimit.ts). Why subscribers end
+ * any subscriber's; it is not charged when it starts (shareCharge in charges.ts), and each event
+ * it executes is charged once for the whole group (chargeEvent). Why subscribers end
  * ('revoked', 'lost') goes through the same execution, once for all those ending for that reason
  * at that moment, so their error is exactly the one an operation of their own would report. A
  * subscriber receives the events that reach the group after it joined, in the order they arrived,

@@ -1,62 +1,29 @@
-import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { DocumentNode, ExecutionResult, GraphQLError, GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
 import { costOnce } from './costOnce.js';
-import { rateLimitHeaders, type RateDecision } from '../services/access/index.js';
-import { RateLimitError } from '../services/kernel/index.js';
-import { errorExtensions } from './errors.js';
+import { rateLimitHeaders } from '../services/access/index.js';
+import {
+  charge,
+  chargeOf,
+  rateLimitError,
+  rateLimitExtension,
+  rateLimitRefusal,
+  requestContextOf,
+  spentRefusal,
+  type Charge,
+} from './charges.js';
+
+export { shareCharge } from './charges.js';
 
 /**
  * The channel rate limit of GraphQL (the REST side is rest-adapters/rateLimit.ts): an operation
  * is charged its documentCost, over HTTP when it is about to run and over graphql-ws when it is
- * subscribed, and reported in `extensions.rateLimit` and the X-RateLimit-* headers.
+ * subscribed, and reported in `extensions.rateLimit` and the X-RateLimit-* headers. Each event a
+ * live subscription executes is charged again (charges.ts chargeEvent). A request or operation
+ * of a channel this instance knows has no point left is refused before anything is parsed
+ * (docs/decisions.md, "Hardening: subscriptions and refused work").
  */
-
-interface Charge {
-  cost: number;
-  decision: RateDecision;
-}
-
-/** What each request (HTTP) or operation (graphql-ws) was charged, by its request context. */
-const charges = new WeakMap<RequestContext, Charge>();
-
-/**
- * Charges an operation's cost to the caller's channel, once per request context. Null when the
- * context has no caller (nothing is charged) or was charged already.
- */
-async function charge(ctx: RequestContext | undefined, cost: () => number, surface: 'graphql' | 'graphql_ws' = 'graphql'): Promise<Charge | null> {
-  if (!ctx?.principal || charges.has(ctx)) return null;
-  const points = cost();
-  const decision = await ctx.deps.limiters.api.charge(ctx.principal.channelId, points);
-  const charged = { cost: points, decision };
-  charges.set(ctx, charged);
-  if (!decision.allowed) ctx.deps.metrics.rateLimited(surface);
-  return charged;
-}
-
-/** `extensions.rateLimit` of a GraphQL response. */
-function rateLimitExtension({ cost, decision }: Charge) {
-  return { cost, limit: decision.limit, remaining: decision.remaining, reset: decision.resetSeconds };
-}
-
-/**
- * The refusal of an operation. With `http`, Yoga makes the response a 429 with Retry-After (and
- * leaves `extensions.http` out of the body); graphql-ws has no status to set.
- */
-function rateLimitError(charged: Charge, http: boolean): GraphQLError {
-  const refusal = rateLimitRefusal(charged);
-  return new GraphQLError(refusal.message, { extensions: errorExtensions(refusal, http && {}) });
-}
-
-/** The kernel error of a refused charge: RATE_LIMIT_EXCEEDED with retry_after, cost and limit, and Retry-After. */
-function rateLimitRefusal({ cost, decision }: Charge): RateLimitError {
-  const retryAfter = decision.resetSeconds;
-  const message =
-    cost > decision.limit
-      ? `This operation costs ${cost} points, more than this channel's limit of ${decision.limit} per window; ask for fewer items`
-      : `Rate limit exceeded: this operation costs ${cost} points and ${decision.remaining} are left; retry in ${retryAfter} s`;
-  return new RateLimitError(retryAfter, message, { cost, limit: decision.limit });
-}
 
 function withExtension<T extends ExecutionResult>(result: T, charged: Charge): T {
   return { ...result, extensions: { ...result.extensions, rateLimit: rateLimitExtension(charged) } };
@@ -66,9 +33,14 @@ function isExecutionResult(value: unknown): value is ExecutionResult {
   return typeof value === 'object' && value !== null && !(Symbol.asyncIterator in value);
 }
 
-/** The request context Yoga and graphql-ws carry in the GraphQL context (GraphQLServerContext). */
-function requestContextOf(context: unknown): RequestContext | undefined {
-  return (context as { ctx?: RequestContext } | null | undefined)?.ctx;
+/** The HTTP answer of a refused charge: 429 with Retry-After, one RATE_LIMIT_EXCEEDED error, `extensions.rateLimit`. */
+function refusalResponse(charged: Charge): Response {
+  const { message, extensions } = rateLimitError(charged, false).toJSON();
+  const refusal = rateLimitRefusal(charged);
+  return Response.json(
+    { errors: [{ message, extensions }], extensions: { rateLimit: rateLimitExtension(charged) } },
+    { status: refusal.status, headers: refusal.headers },
+  );
 }
 
 /**
@@ -76,8 +48,9 @@ function requestContextOf(context: unknown): RequestContext | undefined {
  * does not run), reports `extensions.rateLimit { cost, limit, remaining, reset }` (on the first
  * payload of an incremental result: an operation with @defer or @stream is charged once, not per
  * payload) and sets the X-RateLimit headers. A request that never reaches an operation (a document that does not parse
- * or validate, a malformed body) costs 1 point. Over graphql-ws the charge is made when the
- * operation is subscribed (chargeWsOperation) and this plugin only reports it.
+ * or validate, a malformed body) costs 1 point. A request of a channel this instance knows has
+ * no point left is answered 429 before its parameters are read. Over graphql-ws the charge is made
+ * when the operation is subscribed (chargeWsOperation) and this plugin only reports it.
  */
 export function useRateLimit(): Plugin {
   const onOperation = async ({
@@ -100,11 +73,16 @@ export function useRateLimit(): Plugin {
     }
   };
   return {
+    onRequestParse({ serverContext, endResponse }) {
+      // Nothing of the request is parsed, validated or walked for a channel with no point left.
+      const spent = spentRefusal(requestContextOf(serverContext), 'graphql');
+      if (spent) endResponse(refusalResponse(spent));
+    },
     async onExecute(payload) {
       await onOperation(payload);
       return {
         onExecuteDone({ result, setResult }) {
-          const charged = chargeOf(payload.args.contextValue);
+          const charged = chargeOf(requestContextOf(payload.args.contextValue));
           if (!charged) return;
           if (isExecutionResult(result)) {
             setResult(withExtension(result, charged));
@@ -137,23 +115,32 @@ export function useRateLimit(): Plugin {
       const late = await charge(ctx, () => 1);
       let answer = response;
       if (late && !late.decision.allowed) {
-        const { message, extensions } = rateLimitError(late, false).toJSON();
-        const refusal = rateLimitRefusal(late);
-        answer = Response.json(
-          { errors: [{ message, extensions }], extensions: { rateLimit: rateLimitExtension(late) } },
-          { status: refusal.status, headers: refusal.headers },
-        );
+        answer = refusalResponse(late);
         setResponse(answer);
       }
-      const charged = ctx && charges.get(ctx);
+      const charged = chargeOf(ctx);
       if (charged) for (const [name, value] of Object.entries(rateLimitHeaders(charged.decision))) answer.headers.set(name, value);
     },
   };
 }
 
-function chargeOf(context: unknown): Charge | undefined {
-  const ctx = requestContextOf(context);
-  return ctx ? charges.get(ctx) : undefined;
+/**
+ * graphql-ws: the refusal of an operation whose channel this instance knows has no point left
+ * (RATE_LIMIT_EXCEEDED), before its document is parsed; null when it may go on.
+ */
+export function refuseSpentWs(ctx: RequestContext): readonly GraphQLError[] | null {
+  const spent = spentRefusal(ctx, 'graphql_ws');
+  return spent ? [rateLimitError(spent, false)] : null;
+}
+
+/**
+ * graphql-ws: an operation refused before it runs (it does not parse, validate or pass a limit) costs
+ * 1 point, as the same document over HTTP does. Returns its errors, or RATE_LIMIT_EXCEEDED when the
+ * channel's points do not cover that point either.
+ */
+export async function chargeWsRefusal(ctx: RequestContext, errors: readonly GraphQLError[]): Promise<readonly GraphQLError[]> {
+  const charged = await charge(ctx, () => 1, 'graphql_ws');
+  return charged && !charged.decision.allowed ? [rateLimitError(charged, false)] : errors;
 }
 
 /**
@@ -177,14 +164,4 @@ export async function chargeWsOperation(
     'graphql_ws',
   );
   return charged && !charged.decision.allowed ? [rateLimitError(charged, false)] : null;
-}
-
-/**
- * graphql-ws: the one execution that the subscribers of a shared subscription share
- * (src/graphql/multiplex.ts) is no operation of its own: it carries the charge of the subscription
- * that started it, so it is not charged again.
- */
-export function shareCharge(shared: RequestContext, from: RequestContext): void {
-  const charged = charges.get(from);
-  if (charged) charges.set(shared, charged);
 }

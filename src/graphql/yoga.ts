@@ -19,6 +19,7 @@ import { operationMetrics, validationRefusals } from './plugins/metrics.js';
 import { persistedOperations } from './plugins/persistedOperations.js';
 import { suggestionsHidden } from './plugins/suggestionsHidden.js';
 import { graphqlTracing } from './plugins/tracing.js';
+import { variableDepthLimit } from './plugins/variableDepth.js';
 import { variableRequestErrors } from './plugins/variableRequestErrors.js';
 import { useRateLimit } from './rateLimit.js';
 import { servedSchema } from './schema.js';
@@ -108,6 +109,8 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial
       operationLanguage(),
       // HTTP-level refusals with a GraphQL error body and a code (415, 406, malformed parameters).
       httpRequestErrors(),
+      // Variables nested too deep: refused before anything walks them (plugins/variableDepth.ts).
+      variableDepthLimit(),
       // No "Did you mean ...?" in any error (before variableRequestErrors, which marks what it answers).
       settings.blockFieldSuggestions ? suggestionsHidden() : {},
       // Variable values that fail coercion: request errors with a code (400).

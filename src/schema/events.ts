@@ -7,6 +7,7 @@ import type { BookingEventMessage } from '../services/webhooks/index.js';
 import { clearAllDataLoaders } from '@pothos/plugin-dataloader';
 import { BookingEventRef, BookingEventTypeEnum } from './bookingTypes.js';
 import { builder } from './builder.js';
+import { chargeEvent } from '../graphql/charges.js';
 
 /**
  * Subscription.bookingEvents (docs/spec/DECISIONS.md, GraphQL): the live booking events of the subscriber's
@@ -56,6 +57,8 @@ builder.subscriptionField('bookingEvents', (t) =>
     type: BookingEventRef,
     description:
       "The channel's booking events from now on; `types` narrows them (all when omitted or empty). " +
+      "Each event is charged what the selection costs as a query, before it runs; an event the channel's points do not " +
+      'cover is an error RATE_LIMIT_EXCEEDED (details.event_id, booking_id) and the subscription goes on. ' +
       'Ends with UNAUTHORIZED when the credential is revoked or expires. Refused with SUBSCRIPTION_LIMIT_EXCEEDED ' +
       '(details.limit) while the channel holds its limit of subscriptions (SUBSCRIPTIONS_MAX_PER_CHANNEL).',
     authScopes: operationScopes('bookingEvents.subscribe'),
@@ -119,7 +122,7 @@ builder.subscriptionField('bookingEvents', (t) =>
         throw: (error) => stream.throw(error),
       });
     },
-    resolve: (event, _args, ctx) => {
+    resolve: async (event, _args, ctx) => {
       // Each event is answered afresh: what the edges of its booking load (the property, the
       // reservation, the quote) is read for this event, not remembered from an earlier one.
       if (event === 'revoked') throw new UnauthorizedError('The credential of this subscription is no longer valid; subscribe again');
@@ -128,6 +131,9 @@ builder.subscriptionField('bookingEvents', (t) =>
         throw new SubscriptionLimitError(`This subscription lost its place among the channel's ${maxPerChannel}; subscribe again`, maxPerChannel);
       }
       if (event === 'failed') throw new ServiceUnavailableError('Live booking events failed on this instance; subscribe again');
+      // Charged before its selection runs; over the channel's limit the event is this error
+      // (RATE_LIMIT_EXCEEDED naming it) and the subscription goes on (src/graphql/charges.ts).
+      await chargeEvent(ctx, event);
       clearAllDataLoaders(ctx);
       ctx.loaders.property.clearAll();
       return event;

@@ -72,6 +72,10 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     BOOKING_SYNC_INTERVAL_MS: '0',
     BOOKING_RECOVERY_INTERVAL_MS: '0',
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    // Every test file connects its graphql-ws clients from loopback (and files share Redis): the
+    // attempts per address are generous, as test channels' rate limits are (test/graphql/ws-limits.test.ts
+    // sets its own).
+    SUBSCRIPTIONS_CONNECTS_PER_ADDRESS_MINUTE: '100000',
   };
   if (process.env.DATABASE_URL) {
     env.DATABASE_URL = process.env.DATABASE_URL;

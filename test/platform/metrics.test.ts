@@ -248,12 +248,14 @@ describe('bounded labels', () => {
 
 describe('rate-limit refusals by surface', () => {
   it('a REST refusal (429) is counted under rest_v1, a GraphQL one under graphql', async () => {
-    const limited = await t.channel({ name: 'Metrics Limited', rateLimit: { sandbox: 1, production: 1 } });
+    const limited = await t.channel({ name: 'Metrics Limited', rateLimit: { sandbox: 2, production: 2 } });
     const before = await scrape();
-    expect((await t.request('/channel/v1/channels/me', { headers: apiKey(limited) })).status).toBe(200);
-    expect((await t.request('/channel/v1/channels/me', { headers: apiKey(limited) })).status).toBe(429);
-    const gql = await t.graphql('query MetricsLimited { channel { userId } }', {}, apiKey(limited));
+    // An operation of 3 points with 2 left: refused when it is about to run, an operation of its own.
+    // (Once the window has no point left, GraphQL refuses before parsing: no operation to count.)
+    const gql = await t.graphql('query MetricsLimited { channel { userId } bookings { edges { node { bookingId } } } webhooks { edges { node { webhookId } } } }', {}, apiKey(limited));
     expect(gql.errors?.[0]?.extensions?.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(gql.errors?.[0]?.extensions?.details).toMatchObject({ cost: 3, limit: 2 });
+    for (const status of [200, 200, 429]) expect((await t.request('/channel/v1/channels/me', { headers: apiKey(limited) })).status).toBe(status);
     const after = await scrape();
     const moved = (surface: string) =>
       total(after, 'channel_rate_limit_refusals_total', { surface }) - total(before, 'channel_rate_limit_refusals_total', { surface });

@@ -103,6 +103,12 @@ export function isAllowedAddress(principal: Pick<Principal, 'ipAllowList'>, clie
   return clientIp !== undefined && isInRanges(clientIp, principal.ipAllowList);
 }
 
+/**
+ * The longest credential value read (an API key or an `Authorization` header; ours are under 80
+ * characters): a longer one is refused as not valid before it is parsed, hashed or looked up.
+ */
+export const CREDENTIAL_MAX_CHARS = 512;
+
 async function resolveCredential(
   prisma: PrismaClient,
   headers: CredentialHeaders,
@@ -110,9 +116,13 @@ async function resolveCredential(
 ): Promise<Principal | null> {
   const now = options.now ?? new Date();
   const apiKey = headers.apiKey?.trim();
-  if (apiKey) return cached(options.cache, `key:${digest(apiKey)}`, now, () => authenticateApiKey(prisma, apiKey));
+  if (apiKey) {
+    if (apiKey.length > CREDENTIAL_MAX_CHARS) throw new UnauthorizedError('The API key is not valid');
+    return cached(options.cache, `key:${digest(apiKey)}`, now, () => authenticateApiKey(prisma, apiKey));
+  }
   const authorization = headers.authorization?.trim();
   if (authorization) {
+    if (authorization.length > CREDENTIAL_MAX_CHARS) throw new UnauthorizedError('The access token is not valid');
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     if (!match?.[1]) throw new UnauthorizedError('The Authorization header must be "Bearer <access_token>"');
     const token = match[1];

@@ -4,6 +4,7 @@
  */
 export { MAX_IP_ALLOW_LIST, appRules, getOwnApp, replaceOwnIpAllowList, type AppView } from './apps.js';
 export {
+  CREDENTIAL_MAX_CHARS,
   CredentialCache,
   authenticate,
   createCredentialCache,

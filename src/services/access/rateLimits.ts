@@ -12,6 +12,8 @@ export interface RateDecision {
   remaining: number;
   /** Whole seconds until the window resets (at least 1). */
   resetSeconds: number;
+  /** Milliseconds until the window resets, as the limiter counts them. */
+  resetMs: number;
   /** Points this request was charged (nothing is kept of a refused charge). */
   cost: number;
 }
@@ -91,12 +93,13 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
       const { res, limiter } = await charge(key, points);
       const consumed = res.consumedPoints;
       const resetSeconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+      const resetMs = res.msBeforeNext;
       if (consumed <= limit) {
-        return { allowed: true, limit, remaining: limit - consumed, resetSeconds, cost: points };
+        return { allowed: true, limit, remaining: limit - consumed, resetSeconds, resetMs, cost: points };
       }
       // Given back where it was taken; a refund Redis fails to make only leaves the count high.
       if (points > 0 && res.msBeforeNext > REFUND_MARGIN_MS) await limiter.reward(key, points).catch(() => {});
-      return { allowed: false, limit, remaining: Math.max(0, limit - (consumed - points)), resetSeconds, cost: points };
+      return { allowed: false, limit, remaining: Math.max(0, limit - (consumed - points)), resetSeconds, resetMs, cost: points };
     },
   };
 }
@@ -118,6 +121,13 @@ export interface ChannelRateLimitOptions {
 export class ChannelRateLimits {
   private readonly limiter: RateLimiter;
   private readonly limits: LRUCache<string, number> | null;
+  /**
+   * Channels this instance saw left with no point in their window (each kept until the window ends,
+   * or RATE_LIMIT_CACHE_TTL_MS if sooner; with 0, none is kept):
+   * GraphQL refuses their requests before parsing anything (docs/decisions.md, "Hardening:
+   * subscriptions and refused work").
+   */
+  private readonly spent = new LRUCache<string, { decision: RateDecision; windowEnds: number }>({ max: 10_000 });
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -143,12 +153,29 @@ export class ChannelRateLimits {
   /** Charges `cost` points to the channel. */
   async charge(channelId: string, cost: number): Promise<RateDecision> {
     const limit = await this.limitOf(channelId);
-    return this.limiter.consume(channelId, cost, limit);
+    const decision = await this.limiter.consume(channelId, cost, limit);
+    // Kept as long as the channel's limit is (an operator's change applies as soon), at most to the window's end.
+    const keep = Math.min(decision.resetMs, this.options.cacheTtlMs);
+    if (decision.remaining === 0 && keep > 0) this.spent.set(channelId, { decision, windowEnds: Date.now() + decision.resetMs }, { ttl: keep });
+    return decision;
+  }
+
+  /**
+   * The refusal of any further charge to the channel, when this instance knows it has no point
+   * left in its window (a charge here left it at 0, or was refused with 0 left, moments ago); null
+   * otherwise. Asks nothing of Redis or the database: a refusal made before any work.
+   */
+  spentUntilReset(channelId: string): RateDecision | null {
+    const spent = this.spent.get(channelId);
+    if (!spent) return null;
+    const resetMs = Math.max(0, spent.windowEnds - Date.now());
+    return { allowed: false, limit: spent.decision.limit, remaining: 0, resetMs, resetSeconds: Math.max(1, Math.ceil(resetMs / 1000)), cost: 1 };
   }
 
   /** Forgets the cached limit of a channel (an operator changed it through this instance). */
   forget(channelId: string): void {
     this.limits?.delete(channelId);
+    this.spent.delete(channelId);
   }
 
   /** The channel's points per window in this environment (0 for a channel that no longer exists). */

@@ -207,8 +207,8 @@ export class TokenExpiredError extends AppError {
 
 export class PayloadTooLargeError extends AppError {
   static readonly status = 413;
-  constructor(limitBytes: number) {
-    super(PayloadTooLargeError.status, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${limitBytes} bytes`, { limit_bytes: limitBytes });
+  constructor(limitBytes: number, message = `The request body exceeds ${limitBytes} bytes`) {
+    super(PayloadTooLargeError.status, 'PAYLOAD_TOO_LARGE', message, { limit_bytes: limitBytes });
   }
 }
 
@@ -257,7 +257,10 @@ export class RateLimitError extends AppError {
   }
 }
 
-/** SUBSCRIPTIONS_MAX_PER_CONNECTION or SUBSCRIPTIONS_MAX_PER_CHANNEL reached (GraphQL only: extensions.code and details.limit). */
+/**
+ * SUBSCRIPTIONS_MAX_PER_CONNECTION, SUBSCRIPTIONS_MAX_PER_CHANNEL or SUBSCRIPTIONS_MAX_CONNECTIONS_PER_CHANNEL
+ * reached (GraphQL only: extensions.code and details.limit, or a graphql-ws close reason).
+ */
 export class SubscriptionLimitError extends AppError {
   static readonly status = 429;
   constructor(message: string, limit: number) {

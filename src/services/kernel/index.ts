@@ -62,7 +62,7 @@ export {
   type FieldIssue,
 } from './errors.js';
 export { escapeHtml } from './html.js';
-export { isLanguage, languageOf, negotiateLanguage, textIn, type LocalizedText } from './language.js';
+export { ACCEPT_LANGUAGE_MAX_CHARS, isLanguage, languageOf, negotiateLanguage, textIn, type LocalizedText } from './language.js';
 export { clientAddress, isHttps, isInRanges, isLoopback, normalizeIpEntry, type ConnectionFacts } from './ipRanges.js';
 export {
   CURRENCIES,

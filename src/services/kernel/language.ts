@@ -20,14 +20,30 @@ export function textIn(text: LocalizedText, language: Language): string {
 }
 
 /**
+ * The characters of an `Accept-Language` value that are read: a browser's is well under 100, and
+ * negotiation costs grow with the value (a 1 MiB one held the event loop for most of a second).
+ * docs/decisions.md, "Hardening: subscriptions and refused work".
+ */
+export const ACCEPT_LANGUAGE_MAX_CHARS = 256;
+
+/**
  * The language an `Accept-Language` header asks for (RFC 9110 §12.5.4, quality values honoured;
  * `en` matches `en-US`): the supported one it prefers most, or the default when it names none
- * (absent, malformed, `*` alone picks the default too, as the first supported).
+ * (absent, malformed, `*` alone picks the default too, as the first supported). Only the entries
+ * that end within the first ACCEPT_LANGUAGE_MAX_CHARS characters count; what follows is ignored.
  */
 export function negotiateLanguage(acceptLanguage: string | undefined | null): Language {
   if (!acceptLanguage) return DEFAULT_LANGUAGE;
-  const preferred = new Negotiator({ headers: { 'accept-language': acceptLanguage } }).language([...LANGUAGES]);
+  const preferred = new Negotiator({ headers: { 'accept-language': leadingEntries(acceptLanguage) } }).language([...LANGUAGES]);
   return (preferred as Language | undefined) ?? DEFAULT_LANGUAGE;
+}
+
+/** The entries of a list header that end within its first ACCEPT_LANGUAGE_MAX_CHARS characters. */
+function leadingEntries(value: string): string {
+  if (value.length <= ACCEPT_LANGUAGE_MAX_CHARS) return value;
+  const head = value.slice(0, ACCEPT_LANGUAGE_MAX_CHARS + 1);
+  const end = head.lastIndexOf(',');
+  return end > 0 ? head.slice(0, end) : '';
 }
 
 /**
@@ -36,7 +52,7 @@ export function negotiateLanguage(acceptLanguage: string | undefined | null): La
  */
 export function languageOf(tag: string | undefined | null): Language {
   if (!tag) return DEFAULT_LANGUAGE;
-  return negotiateLanguage(tag.replace(/[,;]/g, ''));
+  return negotiateLanguage(tag.slice(0, ACCEPT_LANGUAGE_MAX_CHARS).replace(/[,;]/g, ''));
 }
 
 export function isLanguage(value: string): value is Language {
