@@ -60,6 +60,8 @@ export interface AppDeps {
     readonly oauthToken: RateLimiter;
     /** graphql-ws connection attempts (upgrades of /graphql): SUBSCRIPTIONS_CONNECTS_PER_ADDRESS_MINUTE per client address. */
     readonly graphqlWsConnect: RateLimiter;
+    /** Every request without a credential (or with a refused one, on GraphQL): PUBLIC_REQUESTS_PER_ADDRESS_MINUTE per client address. */
+    readonly publicAddress: RateLimiter;
     /** Every authenticated v1, v2 and GraphQL request: the channel's `rate_limit` per window. */
     readonly api: ChannelRateLimits;
   };

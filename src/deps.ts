@@ -137,6 +137,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     limiters: {
       oauthToken: createRateLimiter({ name: 'oauth-token', points: 20, durationSeconds: 60, redis }),
       graphqlWsConnect: createRateLimiter({ name: 'graphql-ws-connect', points: config.subscriptions.connectsPerAddressMinute, durationSeconds: 60, redis }),
+      publicAddress: createRateLimiter({ name: 'public-address', points: config.publicRequestsPerAddressMinute, durationSeconds: 60, redis }),
       api: new ChannelRateLimits(db.prisma, { env: config.env, ...config.rateLimits, redis }),
     },
   };
