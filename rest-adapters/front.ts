@@ -1,7 +1,8 @@
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type RequestListener } from 'node:http';
 import type { AppDeps } from '../src/context.js';
 import type { Tracing } from '../src/telemetry/tracing.js';
-import { PayloadTooLargeError, ServiceUnavailableError, type AppError } from '../src/services/kernel/index.js';
+import { addressRefusal } from '../src/services/access/index.js';
+import { PayloadTooLargeError, ServiceUnavailableError, type AppError, type RateLimitError } from '../src/services/kernel/index.js';
 import { classify, errorBody, logFailure } from './envelope.js';
 import { attachExchange, Exchange, exchangeOf } from './http.js';
 import { httpMetrics } from './httpMetrics.js';
@@ -15,7 +16,9 @@ import type { HeaderList, TransportRules } from './transport.js';
  *    once per socket; a trusted proxy's X-Forwarded-* per request);
  * 2. a CORS preflight is answered here;
  * 3. the health routes go on (before the HTTPS rule and the shutdown gate, for load balancers);
- * 4. the HTTPS rule, the shutdown gate, the body limit (the body is read here, up to the limit);
+ * 4. the HTTPS rule, the shutdown gate, the per-address limit of a request without a credential
+ *    (PUBLIC_REQUESTS_PER_ADDRESS_MINUTE: images, docs, GraphiQL, OAuth, anonymous GraphQL; before
+ *    its body is read), the body limit (the body is read here, up to the limit);
  * 5. the surface: GraphQL on /graphql, the REST adapters (Hono) for everything else.
  *
  * Every answer, whoever writes it, gets its final headers when its head is written (FrontResponse):
@@ -185,12 +188,43 @@ export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surf
     if (HEALTH.has(ex.path) && (method === 'GET' || method === 'HEAD')) return surfaces.rest(req, res, ex);
     const refusal = rules.httpsRefusal(ex.https, ex.path, ex.clientIp) ?? (shuttingDown() ? new ServiceUnavailableError() : null);
     if (refusal) return refuse(ex, refusal, limit);
+    // A request with a credential is charged to its channel by its surface; one without, to its address here.
+    if (!presentsCredential(req)) {
+      void publicRefusal(deps, ex)
+        .then((refused) => (refused ? refuse(ex, refused, limit) : pass(ex, req, res, surface, method)))
+        .catch((error: unknown) => refuse(ex, error, limit));
+      return;
+    }
+    pass(ex, req, res, surface, method);
+  };
+  const pass = (ex: Exchange, req: IncomingMessage, res: ServerResponse, surface: Surfaces['rest'], method: string): void => {
     if (method === 'GET' || method === 'HEAD') return surface(req, res, ex);
     // The body's 'end' comes in the socket's context: the request's trace context is entered again.
     const trace = ex.trace;
     readBody(ex, limit, trace && tracing ? () => tracing.with(trace.ctx, () => surface(req, res, ex)) : () => surface(req, res, ex));
   };
   return serve;
+}
+
+/**
+ * Whether a request presents a credential of the API (an API key, or a bearer token: a partner's
+ * or the operator's). The token endpoint's client authentication (Basic) is none: the endpoint
+ * is public. A presented credential that is refused is 401 on REST; GraphQL, which runs a
+ * request with a refused credential without a caller, charges it to the address too (src/graphql/http.ts).
+ */
+export function presentsCredential(req: IncomingMessage): boolean {
+  if (req.headers['x-api-key'] !== undefined) return true;
+  const authorization = req.headers.authorization;
+  return authorization !== undefined && authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === 'bearer ';
+}
+
+/** Charges a request without a (valid) credential to its client address; the 429 past PUBLIC_REQUESTS_PER_ADDRESS_MINUTE. */
+export async function publicRefusal(deps: AppDeps, ex: Exchange): Promise<RateLimitError | null> {
+  const refused = await addressRefusal(deps.limiters.publicAddress, ex.clientIp, deps.config.publicRequestsPerAddressMinute, (error) =>
+    deps.logger.warn({ err: error, clientIp: ex.clientIp }, 'request without a credential not counted'),
+  );
+  if (refused) deps.metrics.rateLimited('public');
+  return refused;
 }
 
 /**

@@ -123,6 +123,14 @@ const envSchema = z.object({
    * (default 64 MiB; 0: every request not already in flight asks the provider).
    */
   IMAGE_CACHE_BYTES: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
+  /** How long the image route remembers a property or image the provider does not have (0: never). */
+  IMAGE_NOT_FOUND_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  /** Requests without a credential one client address may make per minute (images, docs, GraphiQL, OAuth, GraphQL). */
+  PUBLIC_REQUESTS_PER_ADDRESS_MINUTE: z.coerce.number().int().positive().max(1_000_000).default(600),
+  /** Content-file downloads at once per channel and per instance; one whose reader takes nothing this long is ended. */
+  DOWNLOADS_PER_CHANNEL: z.coerce.number().int().positive().max(1_000).default(2),
+  DOWNLOADS_PER_INSTANCE: z.coerce.number().int().positive().max(10_000).default(8),
+  DOWNLOAD_WRITE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /**
    * The provider's answers to multi-property searches, kept this long and shared by every request
    * asking the same of the provider (0: every search asks the provider); prices are re-checked with
@@ -316,7 +324,9 @@ const configSchema = envSchema.transform((e, ctx) => {
       jitAfter: e.GRAPHQL_JIT_AFTER,
     },
     contentCache: { size: e.CONTENT_CACHE_SIZE, ttlMs: e.CONTENT_CACHE_TTL_MS },
-    imageCache: { maxBytes: e.IMAGE_CACHE_BYTES },
+    imageCache: { maxBytes: e.IMAGE_CACHE_BYTES, notFoundTtlMs: e.IMAGE_NOT_FOUND_TTL_MS },
+    publicRequestsPerAddressMinute: e.PUBLIC_REQUESTS_PER_ADDRESS_MINUTE,
+    downloads: { perChannel: e.DOWNLOADS_PER_CHANNEL, perInstance: e.DOWNLOADS_PER_INSTANCE, writeTimeoutMs: e.DOWNLOAD_WRITE_TIMEOUT_MS },
     searchCache: { ttlMs: e.SEARCH_CACHE_TTL_MS, maxBytes: e.SEARCH_CACHE_MAX_MB * 1024 * 1024 },
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     bookings: { pendingDeadlineMinutes: e.PENDING_DEADLINE_MINUTES, syncIntervalMs: e.BOOKING_SYNC_INTERVAL_MS, recoveryIntervalMs: e.BOOKING_RECOVERY_INTERVAL_MS },

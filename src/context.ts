@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import type { ChannelRateLimits, CredentialCache, CredentialHeaders, Principal, RateLimiter, TokenSigner } from './services/access/index.js';
-import { createLoaders, type ImageCache, type Loaders, type PropertyCatalog } from './services/catalog/index.js';
+import { createLoaders, type DownloadSlots, type ImageCache, type Loaders, type PropertyCatalog } from './services/catalog/index.js';
 import type { Metrics } from './metrics/index.js';
 import type { Tracing } from './telemetry/tracing.js';
 import type { CallOptions, UpstreamClient } from './upstream/client.js';
@@ -38,6 +38,8 @@ export interface AppDeps {
   readonly catalog: PropertyCatalog;
   /** Image bytes for the public image route, kept up to IMAGE_CACHE_BYTES. */
   readonly images: ImageCache;
+  /** The content files' places per channel and on this instance (DOWNLOADS_PER_CHANNEL, DOWNLOADS_PER_INSTANCE). */
+  readonly downloads: DownloadSlots;
   /** The provider's answers to multi-property searches, kept a few seconds (SEARCH_CACHE_TTL_MS). */
   readonly searchCache: AvailabilityCache;
   readonly tokens: TokenSigner;
@@ -60,6 +62,8 @@ export interface AppDeps {
     readonly oauthToken: RateLimiter;
     /** graphql-ws connection attempts (upgrades of /graphql): SUBSCRIPTIONS_CONNECTS_PER_ADDRESS_MINUTE per client address. */
     readonly graphqlWsConnect: RateLimiter;
+    /** Every request without a credential (or with a refused one, on GraphQL): PUBLIC_REQUESTS_PER_ADDRESS_MINUTE per client address. */
+    readonly publicAddress: RateLimiter;
     /** Every authenticated v1, v2 and GraphQL request: the channel's `rate_limit` per window. */
     readonly api: ChannelRateLimits;
   };

@@ -13,7 +13,7 @@ import { Dispatcher } from './events/dispatcher.js';
 import { Metrics } from './metrics/index.js';
 import { ChannelRateLimits, createCredentialCache, createRateLimiter, TokenSigner } from './services/access/index.js';
 import { InFlight } from './services/bookings/index.js';
-import { ImageCache, PropertyCatalog } from './services/catalog/index.js';
+import { DownloadSlots, ImageCache, PropertyCatalog } from './services/catalog/index.js';
 import { checkEnvironment, claimEnvironment } from './services/kernel/index.js';
 import { AvailabilityCache } from './services/search/index.js';
 import { DeliveryWork, OutcomeRecorder, WebhookSender, webhookBacklog } from './services/webhooks/index.js';
@@ -119,6 +119,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     upstream,
     catalog: new PropertyCatalog(upstream, config.contentCache),
     images: new ImageCache(upstream, config.imageCache),
+    downloads: new DownloadSlots(config.downloads),
     searchCache: new AvailabilityCache(upstream, { ...config.searchCache, clock }),
     tokens: await TokenSigner.load(db.prisma, config),
     credentials,
@@ -137,6 +138,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     limiters: {
       oauthToken: createRateLimiter({ name: 'oauth-token', points: 20, durationSeconds: 60, redis }),
       graphqlWsConnect: createRateLimiter({ name: 'graphql-ws-connect', points: config.subscriptions.connectsPerAddressMinute, durationSeconds: 60, redis }),
+      publicAddress: createRateLimiter({ name: 'public-address', points: config.publicRequestsPerAddressMinute, durationSeconds: 60, redis }),
       api: new ChannelRateLimits(db.prisma, { env: config.env, ...config.rateLimits, redis }),
     },
   };

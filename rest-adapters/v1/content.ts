@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { stringify } from 'csv-stringify/sync';
-import { callOptions, UpstreamError, ValidationError } from '../../src/services/kernel/index.js';
+import { callOptions, RateLimitError, ServiceUnavailableError, UpstreamError, ValidationError } from '../../src/services/kernel/index.js';
 import type { Property, PropertySummary } from '../../src/services/catalog/index.js';
 import { errorResponses } from '../envelope.js';
 import type { HttpEnv } from '../env.js';
@@ -110,7 +110,7 @@ function fileRoute(kind: 'catalog' | 'content') {
           },
         },
       },
-      ...errorResponses(ValidationError, UpstreamError),
+      ...errorResponses(ValidationError, RateLimitError, UpstreamError, ServiceUnavailableError),
     },
   });
 }
@@ -168,9 +168,18 @@ export function contentRoutes(app: OpenAPIHono<HttpEnv>) {
     app.openapi(fileRoute(kind), async (c) => {
       const ctx = c.get('ctx');
       const { format, updated_since } = c.req.valid('query');
-      const pages = await started(
-        ctx.deps.catalog.pages({ includeRooms: kind === 'content', updatedSince: updated_since }, callOptions(ctx)),
-      );
+      // A place among the channel's and the instance's downloads, held until the file ends; the
+      // pages are read on the downloads' own breaker, so a burst failing leaves partners' calls alone.
+      const slot = ctx.deps.downloads.take(ctx.principal!.channelId);
+      let pages: AsyncGenerator<(PropertySummary | Property)[]>;
+      try {
+        pages = await started(
+          ctx.deps.catalog.pages({ includeRooms: kind === 'content', updatedSince: updated_since }, { ...callOptions(ctx), circuit: 'downloads' }),
+        );
+      } catch (error) {
+        slot.release();
+        throw error;
+      }
       // After the first page: a provider failure (502) is in no language.
       const options = wireOptions(c);
       async function* json() {
@@ -194,7 +203,7 @@ export function contentRoutes(app: OpenAPIHono<HttpEnv>) {
       return streamResponse(c, format === 'csv' ? csv() : json(), {
         'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8',
         'content-disposition': `attachment; filename="${kind}.${format}"`,
-      }) as never;
+      }, { slot, writeTimeoutMs: ctx.deps.config.downloads.writeTimeoutMs }) as never;
     });
   }
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendNodeResponse } from '@whatwg-node/server';
 import { exchangeOf, requestContextOf, type Exchange } from '../../rest-adapters/http.js';
-import { refuse } from '../../rest-adapters/front.js';
+import { presentsCredential, publicRefusal, refuse } from '../../rest-adapters/front.js';
 import { withDeadline, type TransportRules } from '../../rest-adapters/transport.js';
 import { OperationContext, type AppDeps } from '../context.js';
 import { MethodNotAllowedError, type RequestTimeoutError } from '../services/kernel/index.js';
@@ -13,7 +13,8 @@ const METHODS = ['GET', 'POST', 'OPTIONS'];
  * POST and GET /graphql, served by Yoga's node adapter straight from node:http, behind the front
  * (rest-adapters/front.ts: request id, HTTPS, shutdown gate, body limit, headers, already applied).
  * Here: the credential (the same request context as REST, lenient: a refused credential is kept
- * for the fields that need a caller), the request deadline, and Yoga. The body the front read is
+ * for the fields that need a caller, and the request charged to its address as one without a
+ * credential is), the request deadline, and Yoga. The body the front read is
  * handed to Yoga whole, so Yoga's own body-size transform is off (yoga.ts). Any other method is
  * 405 in the error envelope, outside GraphQL.
  */
@@ -28,6 +29,12 @@ export function graphqlSurface(deps: AppDeps, rules: TransportRules, yoga: Yoga)
 
   async function serve(req: IncomingMessage, res: ServerResponse, ex: Exchange): Promise<void> {
     const ctx = await requestContextOf(deps, ex, { lenient: true });
+    // A refused credential runs without a caller, as none does: charged to the address as the
+    // front charges a request without one (introspection, GraphiQL), before Yoga reads anything.
+    if (!ctx.principal && presentsCredential(req)) {
+      const refused = await publicRefusal(deps, ex);
+      if (refused) return refuse(ex, refused, limit);
+    }
     const body = (req as IncomingMessage & { rawBody?: Buffer }).rawBody;
     // Yoga's adapter reads `body` when it is given (the front read it), and the stream otherwise.
     const input = body?.length ? { raw: req, method: req.method, headers: req.headers, url: req.url, body } : req;

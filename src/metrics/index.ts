@@ -19,7 +19,7 @@ export { ANONYMOUS, MAX_OPERATION_NAMES, OTHER, UNKNOWN, OperationNames } from '
  */
 
 /** Where a request was refused by a rate limit. */
-export type RateLimitSurface = 'rest_v1' | 'rest_v2' | 'graphql' | 'graphql_ws' | 'oauth';
+export type RateLimitSurface = 'rest_v1' | 'rest_v2' | 'graphql' | 'graphql_ws' | 'oauth' | 'public';
 
 /** How a webhook attempt ended (services/webhooks' WebhookSender tells). */
 export type { WebhookAttemptOutcome };

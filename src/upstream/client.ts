@@ -89,8 +89,18 @@ export interface UpstreamTracer {
   };
 }
 
+/**
+ * The circuit breaker a call counts on: `partners` (the default) is the one every partner's
+ * searches, bookings and content reads share; `public` is the public image route's (no credential:
+ * a stranger forcing failures there opens only that one); `downloads` is the content files' (a
+ * burst of large downloads failing or timing out leaves the partners' calls alone).
+ */
+export type Circuit = 'partners' | 'public' | 'downloads';
+
 export interface CallOptions {
   signal?: AbortSignal | undefined;
+  /** The breaker the call counts on (default `partners`). */
+  circuit?: Circuit | undefined;
   /** A sandbox scenario passed on to the provider (X-Test-Scenario). */
   scenario?: Scenario | undefined;
   /** The request the call serves: its lines carry the request's id (and trace id). The service's logger otherwise. */
@@ -159,7 +169,8 @@ export type ModifyOutcome =
 export class UpstreamClient {
   private readonly pool: Pool;
   private readonly scenarioPool: Pool;
-  private readonly breaker: CircuitBreakerPolicy;
+  /** One breaker per circuit, each with the same threshold and cooldown (UPSTREAM_BREAKER_*). */
+  private readonly breakers: Record<Circuit, CircuitBreakerPolicy>;
   private readonly retry: RetryPolicy;
   private readonly options: UpstreamOptions;
   /** Calls sent over the wire, for tests and metrics. */
@@ -177,13 +188,17 @@ export class UpstreamClient {
     });
     // Sandbox scenario calls (forced errors and hangs) get a few connections of their own.
     this.scenarioPool = new Pool(url.origin, { connections: 8, keepAliveTimeout: 10_000 });
-    this.breaker = circuitBreaker(handleWhen((e) => e instanceof ProviderFault), {
-      halfOpenAfter: options.breaker.cooldownMs,
-      breaker: new ConsecutiveBreaker(options.breaker.threshold),
-    });
-    this.breaker.onStateChange((state) =>
-      options.logger.warn({ upstream: url.origin, circuit: CircuitState[state] }, 'upstream circuit changed'),
-    );
+    const breakerOf = (circuit: Circuit) => {
+      const breaker = circuitBreaker(handleWhen((e) => e instanceof ProviderFault), {
+        halfOpenAfter: options.breaker.cooldownMs,
+        breaker: new ConsecutiveBreaker(options.breaker.threshold),
+      });
+      breaker.onStateChange((state) =>
+        options.logger.warn({ upstream: url.origin, breaker: circuit, circuit: CircuitState[state] }, 'upstream circuit changed'),
+      );
+      return breaker;
+    };
+    this.breakers = { partners: breakerOf('partners'), public: breakerOf('public'), downloads: breakerOf('downloads') };
     this.retry = retry(handleWhen((e) => e instanceof ProviderFault && e.retryable), {
       maxAttempts: 2,
       // Decorrelated jitter (cockatiel's default generator), so retries of many callers spread out.
@@ -197,8 +212,13 @@ export class UpstreamClient {
     return new URL(this.options.baseUrl).origin;
   }
 
+  /** The state of the partners' breaker (the one /metrics and /readyz report). */
   get circuit(): 'closed' | 'open' | 'half_open' | 'isolated' {
-    return (['closed', 'open', 'half_open', 'isolated'] as const)[this.breaker.state];
+    return this.circuitOf('partners');
+  }
+
+  circuitOf(circuit: Circuit): 'closed' | 'open' | 'half_open' | 'isolated' {
+    return (['closed', 'open', 'half_open', 'isolated'] as const)[this.breakers[circuit].state];
   }
 
   /** A page of the catalog; null when the provider refuses the cursor (not one it issued). */
@@ -357,8 +377,8 @@ export class UpstreamClient {
   /**
    * An image at its provider path (`/images/{property_id}/{image_id}/{size}.png`, as the answers'
    * image links give it; no other path is fetched): its bytes and content type (image/png), or
-   * undefined when the provider has no such image (404). A read with the content deadline, retries
-   * and the breaker of any other content call.
+   * undefined when the provider has no such image (404). A read with the content deadline and
+   * retries of any other content call, on the breaker the caller names (the public route's own).
    */
   async getImage(path: string, options: CallOptions = {}): Promise<ImageBytes | undefined> {
     if (!IMAGE_PATH.test(path)) throw new TypeError(`not a provider image path: ${path}`);
@@ -412,14 +432,15 @@ export class UpstreamClient {
     const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
     try {
       if (options.scenario) return this.observed(call, started, await this.attempt<T>(this.scenarioPool, call, options, signal, deadlineMs));
+      const breaker = this.breakers[options.circuit ?? 'partners'];
       const guarded = () => {
         // Past the deadline (say, after a back-off): give up here, outside the breaker, which
         // must not count an attempt that was never sent.
         if (signal.aborted) throw this.abortFault(options, deadlineMs);
         // While the circuit is not closed, the caller leaving must not end the trial call: the
         // breaker would take that as a success. The trial runs to its own deadline.
-        const trial = this.breaker.state === CircuitState.Closed ? signal : deadline;
-        return this.breaker.execute(() => this.attempt<T>(this.pool, call, options, trial, deadlineMs));
+        const trial = breaker.state === CircuitState.Closed ? signal : deadline;
+        return breaker.execute(() => this.attempt<T>(this.pool, call, options, trial, deadlineMs));
       };
       return this.observed(call, started, call.idempotent ? await this.retry.execute(guarded, signal) : await guarded());
     } catch (error) {

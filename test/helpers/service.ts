@@ -74,8 +74,9 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     // Every test file connects its graphql-ws clients from loopback (and files share Redis): the
     // attempts per address are generous, as test channels' rate limits are (test/graphql/ws-limits.test.ts
-    // sets its own).
+    // sets its own); so are requests without a credential (test/platform/public-limits.test.ts).
     SUBSCRIPTIONS_CONNECTS_PER_ADDRESS_MINUTE: '100000',
+    PUBLIC_REQUESTS_PER_ADDRESS_MINUTE: '1000000',
   };
   if (process.env.DATABASE_URL) {
     env.DATABASE_URL = process.env.DATABASE_URL;

@@ -15,6 +15,7 @@ export {
 export { OAuthError, issueAccessToken, revokeAccessToken, type OAuthErrorCode } from './oauth.js';
 export {
   ChannelRateLimits,
+  addressRefusal,
   batchCost,
   createRateLimiter,
   rateLimitHeaders,

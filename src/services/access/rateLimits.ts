@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { PrismaClient } from '../../generated/prisma/client.js';
+import { RateLimitError } from '../kernel/index.js';
 
 /** Outcome of charging one request against a fixed-window limit. */
 export interface RateDecision {
@@ -210,4 +211,27 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
     'X-RateLimit-Remaining': String(decision.remaining),
     'X-RateLimit-Reset': String(decision.resetSeconds),
   };
+}
+
+/**
+ * Charges one request made without a credential to its client address (PUBLIC_REQUESTS_PER_ADDRESS_MINUTE):
+ * the refusal, 429 RATE_LIMIT_EXCEEDED with Retry-After and `details { retry_after, limit }`, once
+ * the address is past `limit` in its minute; null otherwise. A count that fails (the limiter
+ * falls back to its own count first, so only something unexpected) lets the request through,
+ * as the graphql-ws connection attempts do: a broken counter must not take the public routes down.
+ */
+export async function addressRefusal(limiter: RateLimiter, clientIp: string | undefined, limit: number, onError: (error: unknown) => void): Promise<RateLimitError | null> {
+  let decision: RateDecision;
+  try {
+    decision = await limiter.consume(clientIp ?? 'unknown', 1, limit);
+  } catch (error) {
+    onError(error);
+    return null;
+  }
+  if (decision.allowed) return null;
+  return new RateLimitError(
+    decision.resetSeconds,
+    `Too many requests without a credential from ${clientIp ?? 'this address'}: at most ${limit} a minute; retry in ${decision.resetSeconds} s, or send a credential`,
+    { limit },
+  );
 }

@@ -22,6 +22,7 @@ export type {
 } from './properties.js';
 export { PropertyCatalog, createLoaders, toImage } from './catalog.js';
 export { IMAGE_TTL_MS, ImageCache, imageBytes } from './images.js';
+export { DOWNLOAD_RETRY_AFTER_SECONDS, DownloadSlots, type DownloadSlot } from './downloads.js';
 export type { ImageCacheStats, ServedImage } from './images.js';
 export type { Loaders } from './catalog.js';
 export { PAGE_TOKEN_TTL_SECONDS, listProperties, propertyWindow } from './listing.js';
