@@ -228,11 +228,12 @@ export async function publicRefusal(deps: AppDeps, ex: Exchange): Promise<RateLi
 }
 
 /**
- * With tracing on: the request's server span (child of the caller's `traceparent`), active while
- * the request is handled, ended when its answer is over (endServerSpan, by the close hook).
+ * With tracing on: the request's server span (child of the caller's `traceparent` when the caller
+ * is trusted with it, TRACE_CONTEXT_TRUSTED), active while the request is handled, ended when its
+ * answer is over (endServerSpan, by the close hook).
  */
 function traced(tracing: Tracing, ex: Exchange, handle: () => void): void {
-  const trace = (ex.trace = tracing.serverSpan(ex.req, ex.path, ex.https, ex.clientIp));
+  const trace = (ex.trace = tracing.serverSpan(ex.req, ex.path, ex.https, { ip: ex.clientIp, viaProxy: ex.viaProxy }));
   tracing.with(trace.ctx, handle);
 }
 

@@ -58,6 +58,8 @@ export class Exchange {
   readonly id: string;
   readonly clientIp: string | undefined;
   readonly https: boolean;
+  /** The socket's peer is one of TRUSTED_PROXIES (clientIp and https are then what it says). */
+  readonly viaProxy: boolean;
   /** The path, without the query. */
   readonly path: string;
   /**
@@ -82,6 +84,7 @@ export class Exchange {
     this.id = requestIdOf(header(req, 'x-request-id'));
     const { trustedProxies } = deps.config;
     const socket = socketFacts(req.socket as FactSocket, trustedProxies);
+    this.viaProxy = socket.proxy;
     if (!socket.proxy) {
       this.clientIp = socket.clientIp;
       this.https = socket.encrypted;

@@ -12,6 +12,18 @@ const optionalUrl = z.url().optional();
 
 const otlpProtocol = z.enum(['http/protobuf', 'http/json', 'grpc']).refine((v) => v !== 'grpc', 'grpc is not supported: use http/protobuf or http/json (port 4318)');
 
+/** A comma-separated list of addresses or CIDR ranges, normalised; `words` stand in it as they are. */
+function addressList(words: readonly string[] = []) {
+  return z.string().default('').transform((v, ctx) => {
+    const entries = v.split(',').map((s) => s.trim()).filter(Boolean);
+    const results = entries.map((entry) => (words.includes(entry) ? { value: entry } : normalizeIpEntry(entry)));
+    const bad = results.findIndex((r) => 'error' in r);
+    if (bad < 0) return results.map((r) => (r as { value: string }).value);
+    ctx.addIssue({ code: 'custom', message: `"${entries[bad]}": ${(results[bad] as { error: string }).error}` });
+    return z.NEVER;
+  });
+}
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   HOST: z.string().default('0.0.0.0'),
@@ -148,22 +160,10 @@ const envSchema = z.object({
   /** Signs price-check and book tokens; generated once and kept in the database when unset. */
   TOKEN_SIGNING_SECRET: z.string().min(32, 'at least 32 characters').optional(),
   /** Addresses (or CIDR ranges) of reverse proxies whose X-Forwarded-* headers are believed. */
-  TRUSTED_PROXIES: z
-    .string()
-    .default('')
-    .transform((v, ctx) => {
-      const entries = v.split(',').map((s) => s.trim()).filter(Boolean);
-      const normalized: string[] = [];
-      for (const entry of entries) {
-        const result = normalizeIpEntry(entry);
-        if ('error' in result) {
-          ctx.addIssue({ code: 'custom', message: `"${entry}": ${result.error}` });
-          return z.NEVER;
-        }
-        normalized.push(result.value);
-      }
-      return normalized;
-    }),
+  TRUSTED_PROXIES: addressList(),
+  /** Callers whose traceparent/tracestate is continued: client addresses or CIDR ranges, and/or `proxies`
+   * (what a TRUSTED_PROXIES peer hands on). Anyone else's starts a new trace linked to theirs. */
+  TRACE_CONTEXT_TRUSTED: addressList(['proxies']),
   ADMIN_TOKEN: z.string().min(24, 'at least 24 characters').optional(),
   ADMIN_ALLOW_REMOTE: flag.default(false),
   /** Where `npm run admin` finds the running service; defaults to loopback on PORT. */
@@ -349,6 +349,7 @@ const configSchema = envSchema.transform((e, ctx) => {
     },
     tokenSigningSecret: e.TOKEN_SIGNING_SECRET,
     trustedProxies: e.TRUSTED_PROXIES,
+    traceContextTrusted: { proxies: e.TRACE_CONTEXT_TRUSTED.includes('proxies'), ranges: e.TRACE_CONTEXT_TRUSTED.filter((v) => v !== 'proxies') },
     adminToken: e.ADMIN_TOKEN,
     adminAllowRemote: e.ADMIN_ALLOW_REMOTE,
     metrics: { allowRemote: e.METRICS_ALLOW_REMOTE },
@@ -409,9 +410,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return parsed.data;
 }
 
-function absolute(path: string): string {
-  return isAbsolute(path) ? path : resolve(process.cwd(), path);
-}
+const absolute = (path: string): string => (isAbsolute(path) ? path : resolve(process.cwd(), path));
 
 /** scheme://host[:port] and nothing else, as browsers send in the Origin header. */
 function isOrigin(text: string): boolean {

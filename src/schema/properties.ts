@@ -292,6 +292,8 @@ const propertiesArgs = z.object({
   ...forwardConnectionArgs,
   // The provider serves no empty page.
   first: z.int().min(1).max(PAGE_SIZE.max).nullish(),
+  // A catalog cursor is a signed token carrying the provider's cursor (up to 200 characters): about 600 at most.
+  after: z.string().max(1024).nullish(),
 });
 
 builder.queryFields((t) => ({
@@ -325,7 +327,7 @@ builder.queryFields((t) => ({
       const window = await propertyWindow(
         ctx,
         { after: args.after ?? undefined, first: args.first ?? PAGE_SIZE.default, updatedSince: args.updatedSince ?? undefined },
-        { after: 'after' },
+        { after: 'after', updatedSince: 'updatedSince' },
       );
       const edges = window.items.map(({ cursor, property }) => ({ cursor, node: property }));
       return {

@@ -8,6 +8,7 @@ import {
   trace,
   type Attributes,
   type Context,
+  type Link,
   type Span,
   type SpanOptions,
   type Tracer,
@@ -30,7 +31,7 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import type { Config } from '../config.js';
-import { addTraceSource } from '../services/kernel/index.js';
+import { addTraceSource, isInRanges } from '../services/kernel/index.js';
 import { tracedAdapter, type AdapterFactory } from './database.js';
 
 /**
@@ -44,8 +45,11 @@ import { tracedAdapter, type AdapterFactory } from './database.js';
  * global API see nothing. Every span is made here, explicitly (the project is ESM and runs under
  * vitest, where require-hook auto-instrumentation does not load):
  *
- * - the HTTP server span of each request (rest-adapters/front.ts), child of the caller's W3C
- *   `traceparent`/`tracestate`, named `METHOD route-template`;
+ * - the HTTP server span of each request (rest-adapters/front.ts), named `METHOD route-template`:
+ *   child of the caller's W3C `traceparent`/`tracestate` when the caller is trusted with them
+ *   (TRACE_CONTEXT_TRUSTED); anyone else's request starts a trace of its own, sampled as the
+ *   sampler decides for a new trace, with a link to the caller's span, and its `tracestate` goes
+ *   nowhere (the provider and webhooks get the new trace's context only);
  * - GraphQL parse, validate and execute (src/graphql/plugins/tracing.ts);
  * - each provider attempt, with `traceparent` sent to the provider (src/upstream/client.ts);
  * - each database transaction and statement (the Prisma driver adapter, database.ts);
@@ -59,8 +63,11 @@ export interface Tracing {
   with<T>(ctx: Context, fn: () => T): T;
   /** A span, child of `parent` (the active context when omitted). */
   startSpan(name: string, options?: SpanOptions, parent?: Context): Span;
-  /** The server span of an incoming request, child of its `traceparent`; `ctx` holds it, for `with`. */
-  serverSpan(req: IncomingMessage, path: string, https: boolean, clientIp: string | undefined): { span: Span; ctx: Context };
+  /**
+   * The server span of an incoming request, child of its `traceparent` if `caller` is trusted with
+   * it, else a new trace's root linked to it; `ctx` holds it, for `with`.
+   */
+  serverSpan(req: IncomingMessage, path: string, https: boolean, caller: Caller): { span: Span; ctx: Context };
   /** Ends a server span with the answer's status and the route template that answered. */
   endServerSpan(span: Span, method: string, route: string | undefined, status: number): void;
   /** Adds `traceparent` (and `tracestate`) of `ctx` to outgoing headers. */
@@ -80,6 +87,12 @@ export interface Tracing {
   wrapAdapter<F extends AdapterFactory>(factory: F): F;
   /** Exports what is pending and stops. */
   shutdown(): Promise<void>;
+}
+
+/** Who sent a request: its client address, and whether a TRUSTED_PROXIES peer handed it on. */
+export interface Caller {
+  ip: string | undefined;
+  viaProxy: boolean;
 }
 
 export interface TracingOptions {
@@ -110,7 +123,7 @@ export function createTracing(config: Config, options: TracingOptions = {}): Tra
     sampler: samplerOf(settings?.sampler ?? 'parentbased_always_on', settings?.samplerRatio ?? 1),
     spanProcessors: [processor],
   });
-  return new OtelTracing(provider);
+  return new OtelTracing(provider, config.traceContextTrusted);
 }
 
 function samplerOf(name: NonNullable<Config['tracing']>['sampler'], ratio: number): Sampler {
@@ -137,7 +150,10 @@ class OtelTracing implements Tracing {
   private readonly removeSource: () => void;
   readonly upstream: Tracing['upstream'];
 
-  constructor(private readonly provider: BasicTracerProvider) {
+  constructor(
+    private readonly provider: BasicTracerProvider,
+    private readonly trusted: Config['traceContextTrusted'],
+  ) {
     this.tracer = provider.getTracer(TRACER_NAME);
     this.contexts.enable();
     // Outbox events written in a trace keep its traceparent, for the webhook deliveries they cause.
@@ -186,8 +202,9 @@ class OtelTracing implements Tracing {
     return this.tracer.startSpan(name, options, parent);
   }
 
-  serverSpan(req: IncomingMessage, path: string, https: boolean, clientIp: string | undefined): { span: Span; ctx: Context } {
-    const parent = req.headers.traceparent ? this.propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter) : ROOT_CONTEXT;
+  serverSpan(req: IncomingMessage, path: string, https: boolean, caller: Caller): { span: Span; ctx: Context } {
+    const { parent, links } = this.callerContext(req, caller);
+    const clientIp = caller.ip;
     const method = req.method ?? 'GET';
     const attributes: Attributes = {
       'http.request.method': method,
@@ -200,8 +217,28 @@ class OtelTracing implements Tracing {
     if (agent) attributes['user_agent.original'] = agent;
     const host = req.headers.host;
     if (host) attributes['server.address'] = host.replace(/:\d+$/, '');
-    const span = this.tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
+    const span = this.tracer.startSpan(method, { kind: SpanKind.SERVER, attributes, ...(links && { links }) }, parent);
     return { span, ctx: trace.setSpan(parent, span) };
+  }
+
+  /**
+   * The parent of a request's server span: the caller's context when it is trusted with it; else
+   * none (a new trace, which the sampler decides as any root, whatever the caller's sampled flag),
+   * with the caller's trace and span ids kept as a link (without its tracestate).
+   */
+  private callerContext(req: IncomingMessage, caller: Caller): { parent: Context; links?: Link[] } {
+    if (!req.headers.traceparent) return { parent: ROOT_CONTEXT };
+    const sent = this.propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
+    if (this.trusts(caller)) return { parent: sent };
+    const theirs = trace.getSpanContext(sent);
+    if (!theirs) return { parent: ROOT_CONTEXT };
+    const { traceId, spanId, traceFlags } = theirs;
+    return { parent: ROOT_CONTEXT, links: [{ context: { traceId, spanId, traceFlags, isRemote: true } }] };
+  }
+
+  private trusts(caller: Caller): boolean {
+    if (caller.viaProxy && this.trusted.proxies) return true;
+    return caller.ip !== undefined && this.trusted.ranges.length > 0 && isInRanges(caller.ip, this.trusted.ranges);
   }
 
   endServerSpan(span: Span, method: string, route: string | undefined, status: number): void {

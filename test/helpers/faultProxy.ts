@@ -36,6 +36,7 @@ export interface ProxyHit extends ProxyRequest {
   action: string;
   /** The W3C trace context the caller sent, if any. */
   traceparent?: string | undefined;
+  tracestate?: string | undefined;
 }
 
 export interface FaultProxy {
@@ -75,7 +76,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     const path = req.url ?? '/';
     const action = proxy.rule({ method, path });
     const traceparent = req.headers.traceparent as string | undefined;
-    hits.push({ method, path, action: typeof action === 'string' ? action : JSON.stringify(action), ...(traceparent ? { traceparent } : {}) });
+    const tracestate = req.headers.tracestate as string | undefined;
+    hits.push({ method, path, action: typeof action === 'string' ? action : JSON.stringify(action), ...(traceparent ? { traceparent } : {}), ...(tracestate ? { tracestate } : {}) });
 
     if (action === 'fail') {
       res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"code":"internal_error","message":"proxy: forced failure"}}');

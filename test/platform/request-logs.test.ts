@@ -26,7 +26,8 @@ async function capturing(tracing: boolean) {
   const lines: Line[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Line) });
   const exporter = tracing ? new InMemorySpanExporter() : undefined;
-  const t = await startTestService({}, { logger, ...(exporter ? { traceExporter: exporter } : {}) });
+  // Loopback callers (the test's) are trusted with their trace context, so lines carry the caller's trace id.
+  const t = await startTestService({ TRACE_CONTEXT_TRUSTED: '127.0.0.0/8' }, { logger, ...(exporter ? { traceExporter: exporter } : {}) });
   const who = await t.channel();
   return { t, who, lines, exporter };
 }

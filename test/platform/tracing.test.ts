@@ -32,7 +32,8 @@ beforeAll(async () => {
   simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
   proxy = await startFaultProxy(simulator.url);
   receiver = await startReceiver();
-  const env = { UPSTREAM_URL: proxy.url, EVENTS_POLL_INTERVAL_MS: '20' };
+  // The test's requests come from loopback: trusted with their trace context, as an internal caller is.
+  const env = { UPSTREAM_URL: proxy.url, EVENTS_POLL_INTERVAL_MS: '20', TRACE_CONTEXT_TRUSTED: '127.0.0.0/8' };
   [traced, plain] = await Promise.all([startTestService(env, { traceExporter: exporter }), startTestService(env)]);
 }, 120_000);
 

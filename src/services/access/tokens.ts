@@ -10,10 +10,11 @@ import { CANCELLATION_POLICY_TYPES, type Environment, currencySchema } from '../
  * under the key of the instance's environment (a sandbox's tokens are refused in production). They carry the server-side offer (property, room, rate, party,
  * dates, KRW amounts), the channel they were issued to and their expiry, so a client can neither
  * forge nor alter one. Each surface maps a TokenError to its own status (docs/spec/channel-api.md §3.2, §7).
- * v2 page tokens (kind `v2_page`) are signed the same way and carry the provider's cursor.
+ * v2 page tokens (kind `v2_page`) and GraphQL's catalog cursors (kind `catalog_cursor`) are signed
+ * the same way and carry the provider's cursor.
  */
 
-export const TOKEN_KINDS = ['price_check', 'book', 'v2_price_check', 'v2_book', 'v2_retrieve', 'v2_cancel', 'v2_page'] as const;
+export const TOKEN_KINDS = ['price_check', 'book', 'v2_price_check', 'v2_book', 'v2_retrieve', 'v2_cancel', 'v2_page', 'catalog_cursor'] as const;
 export type TokenKind = (typeof TOKEN_KINDS)[number];
 
 export type TokenFailure = 'malformed' | 'wrong_type' | 'expired' | 'foreign';

@@ -3,6 +3,7 @@ import type { RequestContext } from '../../context.js';
 import { TokenError, type TokenFailure } from '../access/index.js';
 import { callOptions, principalOf, ValidationError } from '../kernel/index.js';
 import { toProperty, toSummary } from './catalog.js';
+import type { UpstreamProperty } from '../../upstream/protocol.js';
 import type { Property, PropertySummary } from './properties.js';
 
 /**
@@ -12,9 +13,10 @@ import type { Property, PropertySummary } from './properties.js';
  * the flow tokens (kind `v2_page`): opaque, tamper-evident, bound to the channel and to the
  * `updated_since` filter of the first page, and valid for a day. Anything wrong with one is a
  * validation error naming the page token's field (400 INVALID_REQUEST `page_token` in v2).
- * GraphQL pages a connection (propertyWindow): every property has a cursor of its own, the
- * provider's cursor of the page it came in and how many of that page come before it; one the
- * provider does not take is a validation error naming `after`.
+ * GraphQL pages a connection (propertyWindow): every property has a cursor of its own, signed
+ * the same way (kind `catalog_cursor`), naming the provider's cursor of the page it came in and
+ * how many of that page come before it; a forged, altered, foreign or expired one, or one the
+ * provider no longer takes, is a validation error naming `after`.
  */
 
 export const PAGE_TOKEN_TTL_SECONDS = 24 * 60 * 60;
@@ -108,18 +110,49 @@ export async function listProperties(
 // ---------------------------------------------------------------------------------------------
 // GraphQL: a connection of the catalog
 
-/** Where a property sits in the provider's catalog: the page's cursor (null: the first) and how many of the page come before it. */
-const catalogPosition = z.object({ c: z.string().min(1).max(200).nullable(), s: z.int().min(0).max(1000) });
+/**
+ * The provider pages a cursor names are read this many properties at a time at most: a cursor
+ * names one of them and how many of it come before its place (0 to this), so a page of `first`
+ * reads at most this plus `first` properties, in at most two provider calls.
+ */
+export const CATALOG_CHUNK = 100;
 
-function catalogCursor(position: z.infer<typeof catalogPosition>): string {
-  return Buffer.from(JSON.stringify(position)).toString('base64url');
+/**
+ * What a catalog cursor stands for: the provider's cursor of a page (null: the first), how many
+ * of that page come before the place (`s`), and the `updatedSince` filter it was issued under.
+ * Signed like a v2 page token (kind `catalog_cursor`): opaque, tamper-evident, bound to the
+ * channel, valid for a day.
+ */
+const catalogClaims = z.object({
+  channel_id: z.string(),
+  c: z.string().min(1).max(200).nullable(),
+  s: z.int().min(0).max(CATALOG_CHUNK),
+  u: z.iso.datetime().nullable(),
+});
+type CatalogPosition = Omit<z.infer<typeof catalogClaims>, 'channel_id'>;
+
+const CURSOR_REASONS: Record<TokenFailure, string> = {
+  malformed: 'not a cursor of this list',
+  wrong_type: 'not a cursor of this list',
+  foreign: 'issued to another channel',
+  expired: 'expired; start again from the first page',
+};
+
+function catalogCursor(ctx: RequestContext, position: CatalogPosition): Promise<string> {
+  const claims = { channel_id: principalOf(ctx).channelId, ...position } satisfies z.infer<typeof catalogClaims>;
+  return ctx.deps.tokens.sign('catalog_cursor', claims, { now: ctx.deps.clock(), ttlSeconds: PAGE_TOKEN_TTL_SECONDS });
 }
 
-function readCatalogCursor(cursor: string, field: string): z.infer<typeof catalogPosition> {
+async function readCatalogCursor(ctx: RequestContext, cursor: string, field: string): Promise<CatalogPosition> {
   try {
-    return catalogPosition.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString()));
-  } catch {
-    throw new ValidationError([{ field, reason: 'not a cursor of this list' }]);
+    const { c, s, u } = await ctx.deps.tokens.verify('catalog_cursor', cursor, catalogClaims, {
+      now: ctx.deps.clock(),
+      channelId: principalOf(ctx).channelId,
+    });
+    return { c, s, u };
+  } catch (error) {
+    if (error instanceof TokenError) throw new ValidationError([{ field, reason: CURSOR_REASONS[error.reason] }]);
+    throw error;
   }
 }
 
@@ -129,32 +162,72 @@ export interface CatalogWindow {
   hasNextPage: boolean;
 }
 
+/** A provider page as it was asked for: the cursor it was read from (null: the first). */
+interface ReadPage {
+  from: string | null;
+  properties: UpstreamProperty[];
+  next: string | null;
+}
+
+/**
+ * The provider pages that hold the `wanted` properties from `from`'s page: one call when they fit
+ * in CATALOG_CHUNK, else that chunk and the rest from its next cursor.
+ */
+async function readPages(ctx: RequestContext, from: string | null, wanted: number, updatedSince: Date | undefined, field: string): Promise<ReadPage[]> {
+  const pages: ReadPage[] = [];
+  for (let cursor = from, left = wanted; left > 0 && (cursor !== null || pages.length === 0); ) {
+    const limit = Math.min(left, CATALOG_CHUNK);
+    const page = await ctx.deps.upstream.listProperties({ cursor: cursor ?? undefined, limit, updatedSince, includeRooms: true }, callOptions(ctx));
+    if (!page) throw new ValidationError([{ field, reason: 'no longer valid; start again from the first page' }]);
+    pages.push({ from: cursor, properties: page.properties, next: page.next_cursor });
+    cursor = page.next_cursor;
+    left -= limit;
+  }
+  return pages;
+}
+
 /**
  * Up to `first` properties of the catalog (in id order, with their room types) after the one
  * whose cursor is `after`. The provider pages by cursor only, so a cursor names the provider's
  * page and a place in it; the last property of a provider page continues from the next page's
- * cursor. The properties are primed into the request's loader.
+ * cursor. A cursor that is not one this service issued to the channel is a validation error
+ * naming `after`, before the provider is asked anything; `updatedSince` may be omitted with a
+ * cursor (the cursor's applies) or repeated as it was. The properties are primed into the
+ * request's loader.
  */
 export async function propertyWindow(
   ctx: RequestContext,
   input: { after?: string | undefined; first: number; updatedSince?: Date | undefined },
-  names: { after: string },
+  names: { after: string; updatedSince: string },
 ): Promise<CatalogWindow> {
-  const from = input.after === undefined ? { c: null, s: 0 } : readCatalogCursor(input.after, names.after);
-  const page = await ctx.deps.upstream.listProperties(
-    { cursor: from.c ?? undefined, limit: from.s + input.first, updatedSince: input.updatedSince, includeRooms: true },
-    callOptions(ctx),
-  );
-  if (!page) throw new ValidationError([{ field: names.after, reason: 'no longer valid; start again from the first page' }]);
-  const properties = page.properties.map(toProperty);
-  const last = properties.length - 1;
-  const items = properties.slice(from.s).map((property, i) => {
-    const place = from.s + i;
-    const cursor = place === last && page.next_cursor ? catalogCursor({ c: page.next_cursor, s: 0 }) : catalogCursor({ c: from.c, s: place + 1 });
-    // Later lookups of these properties in the same request need no provider call.
-    ctx.loaders.property.prime(property.id, property);
-    return { cursor, property };
+  let updatedSince = input.updatedSince;
+  let from: CatalogPosition = { c: null, s: 0, u: updatedSince?.toISOString() ?? null };
+  if (input.after !== undefined) {
+    from = await readCatalogCursor(ctx, input.after, names.after);
+    const signed = from.u === null ? undefined : new Date(from.u);
+    if (updatedSince !== undefined && updatedSince.getTime() !== signed?.getTime()) {
+      throw new ValidationError([{ field: names.updatedSince, reason: 'differs from the one the cursor was issued under' }]);
+    }
+    updatedSince = signed;
+  }
+  const first = Math.min(input.first, CATALOG_CHUNK);
+  const pages = await readPages(ctx, from.c, from.s + first, updatedSince, names.after);
+  const places: { position: CatalogPosition; property: Property }[] = [];
+  pages.forEach((page, p) => {
+    const last = page.properties.length - 1;
+    // Only the first page read has properties before the place the cursor names.
+    page.properties.slice(p === 0 ? from.s : 0).forEach((raw, i) => {
+      const place = (p === 0 ? from.s : 0) + i;
+      const position = place === last && page.next ? { c: page.next, s: 0, u: from.u } : { c: page.from, s: place + 1, u: from.u };
+      places.push({ position, property: toProperty(raw) });
+    });
   });
-  return { items, hasNextPage: page.next_cursor !== null };
+  const items = await Promise.all(
+    places.map(async ({ position, property }) => {
+      // Later lookups of these properties in the same request need no provider call.
+      ctx.loaders.property.prime(property.id, property);
+      return { cursor: await catalogCursor(ctx, position), property };
+    }),
+  );
+  return { items, hasNextPage: pages.at(-1)!.next !== null };
 }
-
