@@ -38,6 +38,11 @@ export interface Surfaces {
   rest: (req: IncomingMessage, res: ServerResponse, ex: Exchange) => void;
   /** POST and GET /graphql; when absent, /graphql goes to `rest` too. */
   graphql?: ((req: IncomingMessage, res: ServerResponse, ex: Exchange) => void) | undefined;
+  /**
+   * The route template the REST router would answer `method` `path` with (undefined: none), for
+   * the label and log line of a refusal the front makes before any surface has routed.
+   */
+  routeOf?: ((method: string, path: string) => string | undefined) | undefined;
 }
 
 interface FrontState {
@@ -187,11 +192,11 @@ export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surf
     // Health answers before the shutdown gate, so a load balancer sees readiness drop to 503.
     if (HEALTH.has(ex.path) && (method === 'GET' || method === 'HEAD')) return surfaces.rest(req, res, ex);
     const refusal = rules.httpsRefusal(ex.https, ex.path, ex.clientIp) ?? (shuttingDown() ? new ServiceUnavailableError() : null);
-    if (refusal) return refuse(ex, refusal, limit);
+    if (refusal) return refuseBefore(ex, refusal);
     // A request with a credential is charged to its channel by its surface; one without, to its address here.
     if (!presentsCredential(req)) {
       void publicRefusal(deps, ex)
-        .then((refused) => (refused ? refuse(ex, refused, limit) : pass(ex, req, res, surface, method)))
+        .then((refused) => (refused ? refuseBefore(ex, refused) : pass(ex, req, res, surface, method)))
         .catch((error: unknown) => refuse(ex, error, limit));
       return;
     }
@@ -201,7 +206,12 @@ export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surf
     if (method === 'GET' || method === 'HEAD') return surface(req, res, ex);
     // The body's 'end' comes in the socket's context: the request's trace context is entered again.
     const trace = ex.trace;
-    readBody(ex, limit, trace && tracing ? () => tracing.with(trace.ctx, () => surface(req, res, ex)) : () => surface(req, res, ex));
+    readBody(ex, limit, refuseBefore, trace && tracing ? () => tracing.with(trace.ctx, () => surface(req, res, ex)) : () => surface(req, res, ex));
+  };
+  // A refusal before any surface routed: labelled and logged by the route that would have answered.
+  const refuseBefore = (ex: Exchange, error: AppError, received = 0): void => {
+    ex.route ??= surfaces.routeOf?.(ex.req.method ?? 'GET', ex.path);
+    refuse(ex, error, limit, received);
   };
   return serve;
 }
@@ -251,11 +261,11 @@ type BodyRequest = IncomingMessage & { rawBody?: Buffer };
  * and handed on as `rawBody` (which @hono/node-server and Yoga's node adapter read instead of
  * the stream).
  */
-function readBody(ex: Exchange, limit: number, then: () => void): void {
+function readBody(ex: Exchange, limit: number, refused: (ex: Exchange, error: AppError, received?: number) => void, then: () => void): void {
   const req = ex.req as BodyRequest;
   const declared = req.headers['content-length'];
   const chunked = req.headers['transfer-encoding'] !== undefined;
-  if (!chunked && declared !== undefined && Number(declared) > limit) return refuse(ex, new PayloadTooLargeError(limit), limit);
+  if (!chunked && declared !== undefined && Number(declared) > limit) return refused(ex, new PayloadTooLargeError(limit));
   if (!chunked && (declared === undefined || declared === '0')) {
     req.rawBody = EMPTY;
     return then();
@@ -266,7 +276,7 @@ function readBody(ex: Exchange, limit: number, then: () => void): void {
     size += chunk.length;
     if (size > limit) {
       stop();
-      refuse(ex, new PayloadTooLargeError(limit), limit, size);
+      refused(ex, new PayloadTooLargeError(limit), size);
       return;
     }
     chunks.push(chunk);

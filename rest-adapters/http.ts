@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
+import type { RouterRoute } from 'hono/types';
 import { matchedRoutes } from 'hono/route';
 import type { Context as TraceContext, Span } from '@opentelemetry/api';
 import type { Level, Logger } from 'pino';
@@ -179,14 +180,22 @@ export function adoptExchange(): MiddlewareHandler<HttpEnv> {
 }
 
 /**
- * The template of the endpoint Hono matched (the last matched route of a method, not a
- * middleware's `*`), in OpenAPI's spelling: `/channel/v1/bookings/:id{...}` is
- * `/channel/v1/bookings/{id}`. Undefined when only middleware matched (a 404 of no route).
+ * The template of the endpoint Hono matched, in OpenAPI's spelling: `/channel/v1/bookings/:id{...}`
+ * is `/channel/v1/bookings/{id}`. Undefined when only middleware matched (a 404 of no route).
  */
 export function routeTemplate(c: Context<HttpEnv>): string | undefined {
-  const routes = matchedRoutes(c);
-  for (let i = routes.length - 1; i >= 0; i--) {
-    const route = routes[i]!;
+  return templateOf(matchedRoutes(c));
+}
+
+/**
+ * The template of the endpoint that answers among `routes` (Hono's matches, in the order it runs
+ * them): the first one of a method that is not a middleware's `*`. Hono runs its handlers in that
+ * order and an endpoint does not call on, so the first is the one that answers, whether or not
+ * a middleware before it (the credential check) refuses first: GET
+ * /api/channel/v2/properties/availability also matches /properties/{id}, registered after it.
+ */
+export function templateOf(routes: readonly RouterRoute[]): string | undefined {
+  for (const route of routes) {
     if (route.method === 'ALL' || route.path.endsWith('*')) continue;
     let template = TEMPLATES.get(route.path);
     if (template === undefined) TEMPLATES.set(route.path, (template = route.path.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, '{$1}')));

@@ -7,7 +7,7 @@ import { errorResponse } from '../rest-adapters/envelope.js';
 import type { HttpEnv } from '../rest-adapters/env.js';
 import { createFront, FrontResponse, refusalResponse, withFinalHeaders } from '../rest-adapters/front.js';
 import { healthRoutes } from '../rest-adapters/health.js';
-import { adoptExchange, exchangeOf } from '../rest-adapters/http.js';
+import { adoptExchange, exchangeOf, templateOf } from '../rest-adapters/http.js';
 import { imageRoutes } from '../rest-adapters/images.js';
 import { metricsRoutes } from '../rest-adapters/metrics.js';
 import { transportRules, withDeadline } from '../rest-adapters/transport.js';
@@ -94,7 +94,9 @@ export async function createService(config: Config, options: DepsOptions = {}): 
   );
   // POST and GET /graphql: Yoga's node adapter behind the same front (src/graphql/http.ts); the
   // credential check there also applies the app's IP allow list (IP_NOT_ALLOWED on the fields).
-  const front = createFront(deps, rules, { rest: (req, res) => void rest(req, res), graphql: graphqlSurface(deps, rules, yoga) }, () => shuttingDown);
+  // A refusal of the front is labelled by the route Hono would have answered with.
+  const routeOf = (method: string, path: string) => templateOf(app.router.match(method === 'HEAD' ? 'GET' : method, path)[0].map(([[, route]]) => route));
+  const front = createFront(deps, rules, { rest: (req, res) => void rest(req, res), graphql: graphqlSurface(deps, rules, yoga), routeOf }, () => shuttingDown);
 
   let server: Server | undefined;
   let ws: GraphQLWs | undefined;
