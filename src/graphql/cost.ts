@@ -73,6 +73,12 @@ export interface QueryCostOptions {
   schema?: GraphQLSchema;
   /** The operation that runs; when absent and the document has several, the dearest counts. */
   operationName?: string | null | undefined;
+  /**
+   * The walk stops once the root fields priced so far cost more than this (the cost limit's: a
+   * dearer operation is refused whatever the rest costs); the cost returned is then more than
+   * this, though maybe not all of it. Unset: the whole cost.
+   */
+  stopAbove?: number;
 }
 
 /** The points `document` costs with `variables` (see QUERY_COST). */
@@ -92,7 +98,7 @@ export function documentCost(
   const candidates = named.length ? named : operations;
   let cost = 1;
   for (const operation of candidates) {
-    cost = Math.max(cost, costOfOperation(schema, operation, fragments, variables ?? {}));
+    cost = Math.max(cost, costOfOperation(schema, operation, fragments, variables ?? {}, options.stopAbove ?? Infinity));
   }
   return cost;
 }
@@ -102,25 +108,13 @@ function costOfOperation(
   operation: OperationDefinitionNode,
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
   variables: Readonly<Record<string, unknown>>,
+  stopAbove: number,
 ): number {
   const root = schema.getRootType(operation.operation);
   if (!root) return 1;
-  const walker = new CostWalker(schema, fragments, variablesOf(operation, variables));
-
-  let cost = 0;
-  let introspection = false;
-  for (const { node, field } of walker.fieldsOf(operation.selectionSet, root)) {
-    if (node.name.value === '__schema' || node.name.value === '__type') {
-      introspection = true;
-      continue;
-    }
-    if (!field) continue;
-    const { items, points } = walker.listItems(node, field, 1, undefined);
-    const batch = walker.batchSizeOf(node, field);
-    cost += Math.max(1, Math.ceil(items / QUERY_COST.itemsPerPoint), batch === undefined ? 0 : batchCost(batch)) + points;
-  }
-  if (introspection) cost += 1;
-  return Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, cost));
+  const walker = new CostWalker(schema, fragments, variablesOf(operation, variables), stopAbove);
+  const { points, introspection } = walker.rootCost(operation.selectionSet, root);
+  return Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, points + (introspection ? 1 : 0)));
 }
 
 /**
@@ -143,76 +137,166 @@ function variablesOf(operation: OperationDefinitionNode, sent: Readonly<Record<s
   return values;
 }
 
-interface SelectedField {
-  node: FieldNode;
-  /** Undefined for __typename and for fields the schema does not have (validation refuses those). */
-  field: GraphQLField<unknown, unknown> | undefined;
+/** What a selection costs per instance of the object it is selected on: list items, and points of INSTANCE_COST fields. */
+interface Tally {
+  items: number;
+  points: number;
 }
 
+/** The points of root fields, and whether introspection was selected. */
+interface RootTally {
+  points: number;
+  introspection: boolean;
+}
+
+const NOTHING: Tally = { items: 0, points: 0 };
+
+const capped = (value: number) => Math.min(value, Number.MAX_SAFE_INTEGER);
+
+/**
+ * The walk of one operation. Each selection set is priced once per type and page size (a fragment
+ * spread many times, or spread by fragments spread many times, is worked out at its first spread
+ * and its price multiplied after), so the walk's time is linear in the document's size whatever
+ * its spreads multiply: a spread still counts every time it is met, as before. A fragment spread
+ * inside itself (a cycle, which validation refuses) counts nothing the second time. The recursion
+ * follows the document's own nesting, which documentNesting (plugins/documentNesting.ts) bounds
+ * before anything walks it.
+ */
 class CostWalker {
+  /** Prices per selection set, by `type name|page size`. */
+  private readonly tallies = new WeakMap<SelectionSetNode, Map<string, Tally>>();
+  private readonly rootTallies = new WeakMap<SelectionSetNode, Map<string, RootTally>>();
+  /** Fragments being priced (a cycle is followed once). */
+  private readonly open = new Set<string>();
+
   constructor(
     private readonly schema: GraphQLSchema,
     private readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>,
     private readonly variables: Readonly<Record<string, unknown>>,
+    private readonly stopAbove: number,
   ) {}
 
+  /** The points of the root fields a selection set selects (see QUERY_COST). */
+  rootCost(selectionSet: SelectionSetNode, type: GraphQLCompositeType): RootTally {
+    return this.memo(this.rootTallies, selectionSet, type.name, () => {
+      let points = 0;
+      let introspection = false;
+      this.eachSelection(selectionSet, type, {
+        field: (node, field) => {
+          if (node.name.value === '__schema' || node.name.value === '__type') introspection = true;
+          else if (field) points = capped(points + this.rootFieldCost(node, field));
+          return points > this.stopAbove;
+        },
+        nested: (inner, on, times) => {
+          const under = this.rootCost(inner, on);
+          points = capped(points + under.points * times);
+          introspection ||= under.introspection;
+          return points > this.stopAbove;
+        },
+      });
+      return { points, introspection };
+    });
+  }
+
+  private rootFieldCost(node: FieldNode, field: GraphQLField<unknown, unknown>): number {
+    const { items, points } = this.fieldTally(node, field, undefined);
+    const batch = this.batchSizeOf(node, field);
+    return Math.max(1, Math.ceil(items / QUERY_COST.itemsPerPoint), batch === undefined ? 0 : batchCost(batch)) + points;
+  }
+
   /**
-   * The list items `node` may return when it is resolved `instances` times, with those of the
-   * fields under it, and the points of the fields under it that cost per instance (INSTANCE_COST).
+   * The list items `node` may return for one instance of its parent, with those of the fields
+   * under it, and the points of the fields under it that cost per instance (INSTANCE_COST).
    * `pageSize` is the page size of the page object it belongs to, if any.
    */
-  listItems(
-    node: FieldNode,
-    field: GraphQLField<unknown, unknown>,
-    instances: number,
-    pageSize: number | undefined,
-  ): { items: number; points: number } {
+  private fieldTally(node: FieldNode, field: GraphQLField<unknown, unknown>, pageSize: number | undefined): Tally {
     const own = field.extensions[INSTANCE_COST] as InstanceCost | undefined;
-    let points = own ? own.points * instances : 0;
+    const points = own ? own.points : 0;
     const named = getNamedType(field.type);
     if (isLeafType(named) || !isCompositeType(named)) return { items: 0, points };
     const size = this.pageSizeOf(node, field);
-    let items = 0;
-    let childPageSize: number | undefined;
-    if (isListType(getNullableType(field.type)) && field.extensions[WHOLE_LIST] !== true) {
-      instances *= size ?? pageSize ?? QUERY_COST.unpagedListSize;
-      items = instances;
-    } else {
-      childPageSize = size;
-    }
-    if (node.selectionSet) {
-      for (const child of this.fieldsOf(node.selectionSet, named)) {
-        if (!child.field) continue;
-        const under = this.listItems(child.node, child.field, instances, childPageSize);
-        items += under.items;
-        points += under.points;
-      }
-    }
-    return { items: Math.min(items, Number.MAX_SAFE_INTEGER), points: Math.min(points, Number.MAX_SAFE_INTEGER) };
+    const list = isListType(getNullableType(field.type)) && field.extensions[WHOLE_LIST] !== true;
+    // A list multiplies what is under it by its page; a page object hands its size to its lists.
+    const instances = list ? (size ?? pageSize ?? QUERY_COST.unpagedListSize) : 1;
+    const under = node.selectionSet ? this.tally(node.selectionSet, named, list ? undefined : size) : NOTHING;
+    return {
+      items: capped((list ? instances : 0) + under.items * instances),
+      points: capped(points + under.points * instances),
+    };
   }
 
-  /** The fields a selection set selects on `type`, through fragments, without skipped ones. */
-  fieldsOf(selectionSet: SelectionSetNode, type: GraphQLCompositeType, seen: ReadonlySet<string> = new Set()): SelectedField[] {
-    const fields: SelectedField[] = [];
+  /** The price of a selection set for one instance of `type` (fields, inline fragments, spreads). */
+  private tally(selectionSet: SelectionSetNode, type: GraphQLCompositeType, pageSize: number | undefined): Tally {
+    return this.memo(this.tallies, selectionSet, `${type.name}|${pageSize ?? ''}`, () => {
+      let items = 0;
+      let points = 0;
+      this.eachSelection(selectionSet, type, {
+        field: (node, field) => {
+          if (!field) return;
+          const under = this.fieldTally(node, field, pageSize);
+          items = capped(items + under.items);
+          points = capped(points + under.points);
+        },
+        nested: (inner, on, times) => {
+          const under = this.tally(inner, on, pageSize);
+          items = capped(items + under.items * times);
+          points = capped(points + under.points * times);
+        },
+      });
+      return { items, points };
+    });
+  }
+
+  /**
+   * The selections of a set that are not skipped: fields (with their definition on `type`; none
+   * for __typename and for fields the schema does not have, which validation refuses) and the
+   * selection sets of inline fragments and spread fragments, each with its type. A fragment spread
+   * more than once in the same set is handed over once with the number of its spreads.
+   */
+  private eachSelection(
+    selectionSet: SelectionSetNode,
+    type: GraphQLCompositeType,
+    visit: {
+      /** True: stop here (the walk is over the limit). */
+      field: (node: FieldNode, field: GraphQLField<unknown, unknown> | undefined) => boolean | void;
+      nested: (selectionSet: SelectionSetNode, on: GraphQLCompositeType, times: number) => boolean | void;
+    },
+  ): void {
+    const spreads = new Map<string, number>();
     for (const selection of selectionSet.selections) {
       if (!this.included(selection.directives)) continue;
       if (selection.kind === Kind.FIELD) {
-        const name = selection.name.value;
-        const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[name] : undefined;
-        fields.push({ node: selection, field });
+        const field = isObjectType(type) || isInterfaceType(type) ? type.getFields()[selection.name.value] : undefined;
+        if (visit.field(selection, field)) return;
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const on = selection.typeCondition ? this.schema.getType(selection.typeCondition.name.value) : type;
-        if (on && isCompositeType(on)) fields.push(...this.fieldsOf(selection.selectionSet, on, seen));
+        if (on && isCompositeType(on) && visit.nested(selection.selectionSet, on, 1)) return;
       } else {
-        // A fragment spread; a cycle (which validation refuses) is followed once.
-        const name = selection.name.value;
-        const fragment = this.fragments.get(name);
-        if (!fragment || seen.has(name)) continue;
-        const on = this.schema.getType(fragment.typeCondition.name.value);
-        if (on && isCompositeType(on)) fields.push(...this.fieldsOf(fragment.selectionSet, on, new Set([...seen, name])));
+        spreads.set(selection.name.value, (spreads.get(selection.name.value) ?? 0) + 1);
       }
     }
-    return fields;
+    for (const [name, times] of spreads) {
+      const fragment = this.fragments.get(name);
+      if (!fragment || this.open.has(name)) continue;
+      const on = this.schema.getType(fragment.typeCondition.name.value);
+      if (!on || !isCompositeType(on)) continue;
+      this.open.add(name);
+      try {
+        if (visit.nested(fragment.selectionSet, on, times)) return;
+      } finally {
+        this.open.delete(name);
+      }
+    }
+  }
+
+  private memo<T>(store: WeakMap<SelectionSetNode, Map<string, T>>, node: SelectionSetNode, key: string, make: () => T): T {
+    let byKey = store.get(node);
+    if (!byKey) store.set(node, (byKey = new Map()));
+    const found = byKey.get(key);
+    if (found !== undefined) return found;
+    const made = make();
+    byKey.set(key, made);
+    return made;
   }
 
   /** The items of a batch field's batch argument as sent (at most its maximum); undefined for other fields. */

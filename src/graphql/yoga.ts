@@ -6,6 +6,7 @@ import type { AppDeps, OperationContext, RequestContext } from '../context.js';
 import type { GraphiQLPage } from './graphiql/page.js';
 import { maskError } from './maskError.js';
 import { costLimit } from './plugins/costLimit.js';
+import { documentNestingLimit } from './plugins/documentNesting.js';
 import { csrfPrevention } from './plugins/csrfPrevention.js';
 import { requestErrorLog } from './plugins/errorLog.js';
 import { httpRequestErrors } from './plugins/httpRequestErrors.js';
@@ -111,6 +112,9 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial
       httpRequestErrors(),
       // Variables nested too deep: refused before anything walks them (plugins/variableDepth.ts).
       variableDepthLimit(),
+      // Documents nested too deep (text, and through fragments): refused before they are parsed
+      // or validated, so no recursive walk meets them (plugins/documentNesting.ts).
+      documentNestingLimit(),
       // No "Did you mean ...?" in any error (before variableRequestErrors, which marks what it answers).
       settings.blockFieldSuggestions ? suggestionsHidden() : {},
       // Variable values that fail coercion: request errors with a code (400).

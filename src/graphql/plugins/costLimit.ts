@@ -21,7 +21,7 @@ export function costLimit(limit: number, onRefused?: (document: DocumentNode, op
         const params = (context as { params?: { variables?: unknown; operationName?: unknown } }).params;
         const variables = params?.variables && typeof params.variables === 'object' ? (params.variables as Record<string, unknown>) : null;
         const operationName = typeof params?.operationName === 'string' ? params.operationName : undefined;
-        const cost = costOnce(context, documentAST, variables, { schema: validatedSchema, operationName });
+        const cost = costOnce(context, documentAST, variables, { schema: validatedSchema, operationName, stopAbove: limit });
         if (cost > limit) {
           onRefused?.(documentAST, operationName);
           const refusal = new BadRequestError(LIMIT_CODES.cost, LIMIT_MESSAGES.cost(limit, cost), { limit, found: cost });
