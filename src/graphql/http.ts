@@ -39,7 +39,8 @@ export function graphqlSurface(deps: AppDeps, rules: TransportRules, yoga: Yoga)
     // Yoga's adapter reads `body` when it is given (the front read it), and the stream otherwise.
     const input = body?.length ? { raw: req, method: req.method, headers: req.headers, url: req.url, body } : req;
     const answer = Promise.resolve(yoga.handleNodeRequestAndResponse(input as IncomingMessage, res, new OperationContext(ctx)));
-    const deadline = rules.deadlineOf(req.method ?? 'GET', ex.header('idempotency-key'));
+    // GraphQL has no idempotency: no header exempts an operation from the request deadline.
+    const deadline = rules.deadlineOf(req.method ?? 'GET', undefined);
     const winner = await withDeadline<{ response: Response } | { error: RequestTimeoutError }>(
       answer.then((response) => ({ response })),
       deadline,

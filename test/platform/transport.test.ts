@@ -364,6 +364,16 @@ describe('request deadline and slow clients', () => {
     expect((await t.request(ME, { headers: apiKey(creds) })).status).toBe(200);
   });
 
+  it('GraphQL has the deadline whatever its headers: a POST /graphql with an Idempotency-Key is 504 REQUEST_TIMEOUT', async () => {
+    const res = await t.request('/graphql', {
+      method: 'POST',
+      headers: { ...apiKey(creds), 'content-type': 'application/json', 'idempotency-key': 'no-exemption-1', 'x-test-scenario': 'upstream_timeout' },
+      body: JSON.stringify({ query: '{ property(id: "1") { name } }' }),
+    });
+    expect(res.status).toBe(504);
+    expect(await res.text()).toContain('REQUEST_TIMEOUT');
+  });
+
   it('a write with an Idempotency-Key is never cut off, so its retry replays instead of booking twice', async () => {
     const flow = v1(t, creds);
     const upstream = t.service.deps.upstream;
