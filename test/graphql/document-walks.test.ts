@@ -7,8 +7,8 @@ import { startTestService, type TestService } from '../helpers/service.js';
 /**
  * Every walk of a document (the cost, the depth, alias and directive limits, validation) takes time
  * linear in the document whatever its fragment spreads multiply, and nothing recursive meets a
- * document nested deeper than MAX_DOCUMENT_DEPTH (docs/decisions.md, "Hardening: GraphQL documents
- * and answer sizes"). The documents are sent without a credential: a stranger's request.
+ * document nested deeper than MAX_DOCUMENT_DEPTH (docs/decisions.md, "Hardening: GraphQL
+ * documents"). The documents are sent without a credential: a stranger's request.
  */
 
 /**
