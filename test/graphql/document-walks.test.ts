@@ -70,16 +70,19 @@ describe('walks of a document are linear and bounded', () => {
     return { status: res.status, ms: performance.now() - started };
   }
 
+  // The bound is wall-clock on a machine that runs the rest of the suite beside this file: answered
+  // in a few milliseconds here, it is set at 500 ms, far below what a walk that spreads the fragments
+  // out takes (15-27 s at 12 levels, four times as long for each level more).
   for (const levels of [12, 16, 24]) {
-    it(`the doubling fragments at ${levels} levels, no credential: 400 COST_LIMIT_EXCEEDED within 50 ms, /healthz answered meanwhile`, async () => {
+    it(`the doubling fragments at ${levels} levels, no credential: 400 COST_LIMIT_EXCEEDED within 500 ms, /healthz answered meanwhile`, async () => {
       const [answer, health] = await Promise.all([post(doubling(levels)), healthz()]);
       expect(answer.status).toBe(400);
       expect(answer.body.data).toBeUndefined();
       expect(answer.body.errors?.map((e) => e.extensions?.code)).toEqual(['COST_LIMIT_EXCEEDED']);
       expect(answer.body.errors![0]!.extensions?.details?.limit).toBe(600);
-      expect(answer.ms).toBeLessThan(50);
+      expect(answer.ms).toBeLessThan(500);
       expect(health.status).toBe(200);
-      expect(health.ms).toBeLessThan(50);
+      expect(health.ms).toBeLessThan(500);
     });
   }
 
@@ -87,7 +90,7 @@ describe('walks of a document are linear and bounded', () => {
     for (const levels of [1, 2, 3]) expect(documentCost(parse(doubling(levels)))).toBe(2 ** levels);
     const started = performance.now();
     expect(documentCost(parse(doubling(40)))).toBe(2 ** 40);
-    expect(performance.now() - started).toBeLessThan(50);
+    expect(performance.now() - started).toBeLessThan(500);
   });
 
   it('one chain of 17 and of 30 doubling fragments: 400 COST_LIMIT_EXCEEDED, not INTERNAL_ERROR', async () => {
