@@ -230,7 +230,8 @@ export function presentsCredential(req: IncomingMessage): boolean {
 
 /** Charges a request without a (valid) credential to its client address; the 429 past PUBLIC_REQUESTS_PER_ADDRESS_MINUTE. */
 export async function publicRefusal(deps: AppDeps, ex: Exchange): Promise<RateLimitError | null> {
-  const refused = await addressRefusal(deps.limiters.publicAddress, ex.clientIp, deps.config.publicRequestsPerAddressMinute, (error) =>
+  const count = { what: 'requests without a credential', instead: ', or send a credential' };
+  const refused = await addressRefusal(deps.limiters.publicAddress, ex.clientIp, deps.config.publicRequestsPerAddressMinute, count, (error) =>
     deps.logger.warn({ err: error, clientIp: ex.clientIp }, 'request without a credential not counted'),
   );
   if (refused) deps.metrics.rateLimited('public');

@@ -1,13 +1,8 @@
 import WebSocket from 'ws';
 import type { AppDeps } from '../context.js';
 import { createSubscriptionSlots, type SubscriptionSlots } from '../events/subscriptionSlots.js';
-import {
-  PayloadTooLargeError,
-  RateLimitError,
-  ServiceUnavailableError,
-  SubscriptionLimitError,
-  type AppError,
-} from '../services/kernel/index.js';
+import { addressRefusal } from '../services/access/index.js';
+import { PayloadTooLargeError, ServiceUnavailableError, SubscriptionLimitError, type AppError } from '../services/kernel/index.js';
 
 /**
  * What a graphql-ws connection may cost before and while it is open, whoever opens it
@@ -83,17 +78,11 @@ function byteLength(data: unknown): number {
  */
 export async function admitUpgrade(deps: AppDeps, clientIp: string | undefined): Promise<AppError | null> {
   const limit = deps.config.subscriptions.connectsPerAddressMinute;
-  const decision = await deps.limiters.graphqlWsConnect.consume(clientIp ?? 'unknown').catch((error: unknown) => {
-    deps.logger.warn({ err: error, clientIp }, 'graphql-ws connection attempts not counted');
-    return null;
-  });
-  if (!decision || decision.allowed) return null;
-  deps.metrics.rateLimited('graphql_ws');
-  return new RateLimitError(
-    decision.resetSeconds,
-    `Too many graphql-ws connection attempts from ${clientIp ?? 'this address'}: at most ${limit} a minute; retry in ${decision.resetSeconds} s`,
-    { limit },
+  const refused = await addressRefusal(deps.limiters.graphqlWsConnect, clientIp, limit, { what: 'graphql-ws connection attempts' }, (error) =>
+    deps.logger.warn({ err: error, clientIp }, 'graphql-ws connection attempts not counted'),
   );
+  if (refused) deps.metrics.rateLimited('graphql_ws');
+  return refused;
 }
 
 /** The places of the channels' open graphql-ws connections. */

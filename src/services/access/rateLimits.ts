@@ -213,14 +213,29 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
   };
 }
 
+/** What an address was counting, as its refusal names it, and what it may do instead. */
+export interface AddressCount {
+  /** "requests without a credential", "graphql-ws connection attempts". */
+  readonly what: string;
+  /** Appended to the refusal's advice (", or send a credential"). */
+  readonly instead?: string;
+}
+
 /**
- * Charges one request made without a credential to its client address (PUBLIC_REQUESTS_PER_ADDRESS_MINUTE):
- * the refusal, 429 RATE_LIMIT_EXCEEDED with Retry-After and `details { retry_after, limit }`, once
- * the address is past `limit` in its minute; null otherwise. A count that fails (the limiter
- * falls back to its own count first, so only something unexpected) lets the request through,
- * as the graphql-ws connection attempts do: a broken counter must not take the public routes down.
+ * Charges one request or attempt to its client address (PUBLIC_REQUESTS_PER_ADDRESS_MINUTE,
+ * SUBSCRIPTIONS_CONNECTS_PER_ADDRESS_MINUTE): the refusal, 429 RATE_LIMIT_EXCEEDED with
+ * Retry-After and `details { retry_after, limit }`, once the address is past `limit` in its
+ * minute; null otherwise. A count that fails (the limiter falls back to its own count first, so
+ * only something unexpected) lets the request through: a broken counter must not take the public
+ * routes or the subscriptions down.
  */
-export async function addressRefusal(limiter: RateLimiter, clientIp: string | undefined, limit: number, onError: (error: unknown) => void): Promise<RateLimitError | null> {
+export async function addressRefusal(
+  limiter: RateLimiter,
+  clientIp: string | undefined,
+  limit: number,
+  count: AddressCount,
+  onError: (error: unknown) => void,
+): Promise<RateLimitError | null> {
   let decision: RateDecision;
   try {
     decision = await limiter.consume(clientIp ?? 'unknown', 1, limit);
@@ -231,7 +246,7 @@ export async function addressRefusal(limiter: RateLimiter, clientIp: string | un
   if (decision.allowed) return null;
   return new RateLimitError(
     decision.resetSeconds,
-    `Too many requests without a credential from ${clientIp ?? 'this address'}: at most ${limit} a minute; retry in ${decision.resetSeconds} s, or send a credential`,
+    `Too many ${count.what} from ${clientIp ?? 'this address'}: at most ${limit} a minute; retry in ${decision.resetSeconds} s${count.instead ?? ''}`,
     { limit },
   );
 }
