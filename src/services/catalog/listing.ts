@@ -58,15 +58,37 @@ function badPageToken(field: string, reason: string) {
 }
 
 async function readPageToken(ctx: RequestContext, token: string, field: string) {
+  return verifyPaging(ctx, 'v2_page', token, pageClaims, PAGE_TOKEN_REASONS, (reason) => badPageToken(field, reason));
+}
+
+/**
+ * The claims of a paging token of `kind` (a v2 page token, a catalog cursor) issued to the
+ * caller's channel; one that does not verify is `invalid(reason)`, its reason from `reasons`.
+ */
+async function verifyPaging<T extends z.ZodType>(
+  ctx: RequestContext,
+  kind: 'v2_page' | 'catalog_cursor',
+  token: string,
+  claims: T,
+  reasons: Record<TokenFailure, string>,
+  invalid: (reason: string) => ValidationError,
+): Promise<z.infer<T>> {
   try {
-    return await ctx.deps.tokens.verify('v2_page', token, pageClaims, {
-      now: ctx.deps.clock(),
-      channelId: principalOf(ctx).channelId,
-    });
+    return await ctx.deps.tokens.verify(kind, token, claims, { now: ctx.deps.clock(), channelId: principalOf(ctx).channelId });
   } catch (error) {
-    if (error instanceof TokenError) throw badPageToken(field, PAGE_TOKEN_REASONS[error.reason]);
+    if (error instanceof TokenError) throw invalid(reasons[error.reason]);
     throw error;
   }
+}
+
+/**
+ * The `updatedSince` filter a paging token was issued under (null: none), which a request that
+ * repeats the filter must give as it was: otherwise `differs()`.
+ */
+function issuedFilter(signed: string | null, given: Date | undefined, differs: () => ValidationError): Date | undefined {
+  const issued = signed === null ? undefined : new Date(signed);
+  if (given !== undefined && given.getTime() !== issued?.getTime()) throw differs();
+  return issued;
 }
 
 /** One page of property summaries, with a signed page token for the next (REST v2). */
@@ -79,12 +101,10 @@ export async function listProperties(
   let updatedSince = input.updatedSince;
   if (input.pageToken) {
     const claims = await readPageToken(ctx, input.pageToken, paging.names.pageToken);
-    const signed = claims.updated_since === null ? undefined : new Date(claims.updated_since);
-    if (updatedSince !== undefined && updatedSince.getTime() !== signed?.getTime()) {
-      throw new ValidationError([{ field: paging.names.updatedSince, reason: 'differs from the first page\'s; omit it with a page_token' }]);
-    }
+    updatedSince = issuedFilter(claims.updated_since, updatedSince, () =>
+      new ValidationError([{ field: paging.names.updatedSince, reason: 'differs from the first page\'s; omit it with a page_token' }]),
+    );
     cursor = claims.cursor;
-    updatedSince = signed;
   }
   const page = await ctx.deps.upstream.listProperties({ cursor, limit: input.limit, updatedSince, includeRooms: false }, callOptions(ctx));
   if (!page) {
@@ -144,16 +164,8 @@ function catalogCursor(ctx: RequestContext, position: CatalogPosition): Promise<
 }
 
 async function readCatalogCursor(ctx: RequestContext, cursor: string, field: string): Promise<CatalogPosition> {
-  try {
-    const { c, s, u } = await ctx.deps.tokens.verify('catalog_cursor', cursor, catalogClaims, {
-      now: ctx.deps.clock(),
-      channelId: principalOf(ctx).channelId,
-    });
-    return { c, s, u };
-  } catch (error) {
-    if (error instanceof TokenError) throw new ValidationError([{ field, reason: CURSOR_REASONS[error.reason] }]);
-    throw error;
-  }
+  const { c, s, u } = await verifyPaging(ctx, 'catalog_cursor', cursor, catalogClaims, CURSOR_REASONS, (reason) => new ValidationError([{ field, reason }]));
+  return { c, s, u };
 }
 
 export interface CatalogWindow {
@@ -204,11 +216,9 @@ export async function propertyWindow(
   let from: CatalogPosition = { c: null, s: 0, u: updatedSince?.toISOString() ?? null };
   if (input.after !== undefined) {
     from = await readCatalogCursor(ctx, input.after, names.after);
-    const signed = from.u === null ? undefined : new Date(from.u);
-    if (updatedSince !== undefined && updatedSince.getTime() !== signed?.getTime()) {
-      throw new ValidationError([{ field: names.updatedSince, reason: 'differs from the one the cursor was issued under' }]);
-    }
-    updatedSince = signed;
+    updatedSince = issuedFilter(from.u, updatedSince, () =>
+      new ValidationError([{ field: names.updatedSince, reason: 'differs from the one the cursor was issued under' }]),
+    );
   }
   const first = Math.min(input.first, CATALOG_CHUNK);
   const pages = await readPages(ctx, from.c, from.s + first, updatedSince, names.after);
