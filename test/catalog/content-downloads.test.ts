@@ -1,9 +1,7 @@
 import { Client, type Dispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
-import { day } from '../helpers/flow.js';
-import { startFaultProxy, type FaultProxy } from '../helpers/faultProxy.js';
+import { startBreakerRig, type BreakerRig } from '../helpers/faultProxy.js';
 import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
@@ -115,26 +113,14 @@ describe('the write timeout', () => {
 });
 
 describe('a burst of downloads failing at the provider', () => {
-  let simulator: RunningSimulator;
-  let proxy: FaultProxy;
-  let t: TestService;
-  let partner: IssuedCredentials;
-
+  let rig: BreakerRig;
   beforeAll(async () => {
-    simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
-    proxy = await startFaultProxy(simulator.url);
-    t = await startTestService({ UPSTREAM_URL: proxy.url, UPSTREAM_BREAKER_THRESHOLD: '3', UPSTREAM_BREAKER_COOLDOWN_MS: '60000', SEARCH_CACHE_TTL_MS: '0' });
-    partner = await t.channel({ name: 'Searching Partner' });
+    rig = await startBreakerRig('Searching Partner');
   });
-  afterAll(async () => {
-    await t?.close();
-    await proxy?.close();
-    await simulator?.close();
-  });
-
-  const search = () => t.request(`/channel/v1/search/availability/1?checkin=${day(30)}&checkout=${day(32)}&adults=2`, { headers: apiKey(partner) });
+  afterAll(() => rig?.close());
 
   it("opens the downloads' breaker only: a partner's search is still answered", async () => {
+    const { t, proxy, search } = rig;
     expect((await search()).status).toBe(200);
     // The provider fails every catalog page; searches still reach it.
     proxy.rule = (req) => (req.path.startsWith('/properties?') ? 'fail' : 'forward');

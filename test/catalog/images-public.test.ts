@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
-import { day } from '../helpers/flow.js';
-import { startFaultProxy, type FaultProxy } from '../helpers/faultProxy.js';
+import { startBreakerRig, type BreakerRig } from '../helpers/faultProxy.js';
 import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
@@ -62,27 +60,14 @@ describe('unknown property ids', () => {
 });
 
 describe('the public image route has a breaker of its own', () => {
-  let simulator: RunningSimulator;
-  let proxy: FaultProxy;
-  let t: TestService;
-  let partner: IssuedCredentials;
-
+  let rig: BreakerRig;
   beforeAll(async () => {
-    simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
-    proxy = await startFaultProxy(simulator.url);
-    // Every search asks the provider (no search cache): an open partners' breaker would show.
-    t = await startTestService({ UPSTREAM_URL: proxy.url, UPSTREAM_BREAKER_THRESHOLD: '3', UPSTREAM_BREAKER_COOLDOWN_MS: '60000', SEARCH_CACHE_TTL_MS: '0' });
-    partner = await t.channel({ name: 'Image Breaker Partner' });
+    rig = await startBreakerRig('Image Breaker Partner');
   });
-  afterAll(async () => {
-    await t?.close();
-    await proxy?.close();
-    await simulator?.close();
-  });
-
-  const search = () => t.request(`/channel/v1/search/availability/1?checkin=${day(30)}&checkout=${day(32)}&adults=2`, { headers: apiKey(partner) });
+  afterAll(() => rig?.close());
 
   it("failures forced through the image route open its breaker only: a partner's search is still answered", async () => {
+    const { t, proxy, search } = rig;
     // The partner's property content is read once while the provider is well.
     expect((await search()).status).toBe(200);
     // The provider fails every content and image call; searches still reach it.

@@ -1,6 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { once } from 'node:events';
+import type { IssuedCredentials } from '../../src/services/channels/index.js';
+import { startSimulator } from '../../src/simulator/server.js';
+import { day } from './flow.js';
+import { apiKey, startTestService, type TestService } from './service.js';
 
 /**
  * An HTTP proxy in front of a provider (the simulator) whose behaviour a test sets per request:
@@ -248,6 +252,36 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     async close() {
       cut();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A service whose provider (a simulator of its own) answers through a fault proxy, with a partner that searches. */
+export interface BreakerRig {
+  t: TestService;
+  proxy: FaultProxy;
+  /** The partner's availability search of property 1, which asks the provider every time. */
+  search(): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/**
+ * For tests of which breaker opens: the provider behind a fault proxy, the breakers opening after
+ * 3 failures for a minute, and no search cache (an open partners' breaker would show in `search`).
+ */
+export async function startBreakerRig(partnerName: string): Promise<BreakerRig> {
+  const simulator = await startSimulator({ port: 0, host: '127.0.0.1' });
+  const proxy = await startFaultProxy(simulator.url);
+  const t = await startTestService({ UPSTREAM_URL: proxy.url, UPSTREAM_BREAKER_THRESHOLD: '3', UPSTREAM_BREAKER_COOLDOWN_MS: '60000', SEARCH_CACHE_TTL_MS: '0' });
+  const partner: IssuedCredentials = await t.channel({ name: partnerName });
+  return {
+    t,
+    proxy,
+    search: () => t.request(`/channel/v1/search/availability/1?checkin=${day(30)}&checkout=${day(32)}&adults=2`, { headers: apiKey(partner) }),
+    close: async () => {
+      await t.close();
+      await proxy.close();
+      await simulator.close();
     },
   };
 }
