@@ -114,6 +114,8 @@ const envSchema = z.object({
   GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().positive().max(10_000).default(20),
   /** In rate-limit points (documentCost); the default is the starter tier's whole minute. */
   GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(600),
+  /** The values an operation's answer may hold at most (documentMeasure: fields and list items, pages assumed full). */
+  GRAPHQL_MAX_ANSWER_VALUES: z.coerce.number().int().positive().max(10_000_000).default(250_000),
   /** Schema introspection and the GraphiQL page (default: on in the sandbox, off in production). */
   GRAPHQL_INTROSPECTION: flag.optional(),
   GRAPHQL_GRAPHIQL: flag.optional(),
@@ -314,6 +316,7 @@ const configSchema = envSchema.transform((e, ctx) => {
       maxTokens: e.GRAPHQL_MAX_TOKENS,
       maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
       maxCost: e.GRAPHQL_MAX_COST,
+      maxAnswerValues: e.GRAPHQL_MAX_ANSWER_VALUES,
       introspection: e.GRAPHQL_INTROSPECTION ?? e.CHANNEL_ENV === 'sandbox',
       graphiql: e.GRAPHQL_GRAPHIQL ?? e.CHANNEL_ENV === 'sandbox',
       blockFieldSuggestions: e.GRAPHQL_BLOCK_FIELD_SUGGESTIONS ?? e.CHANNEL_ENV === 'production',

@@ -2391,6 +2391,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             payload: components["schemas"]["WebhookPayload"];
+            /** @description The newest 50 attempts, first first (`attempts` counts them all) */
             attempt_log: components["schemas"]["WebhookAttempt"][];
         };
         /** @description The JSON body sent, byte for byte the same on every attempt */

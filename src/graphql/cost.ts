@@ -54,6 +54,12 @@ import { INSTANCE_COST, WHOLE_LIST, type InstanceCost } from './costField.js';
  *
  * The estimate is pessimistic (a page is assumed full), never depends on the data, and a client
  * can work it out from the document alone (and it is reported in `extensions.rateLimit.cost`).
+ *
+ * The same walk counts the values the answer may hold at most (documentMeasure's `values`, which
+ * GRAPHQL_MAX_ANSWER_VALUES bounds): every selected field once per instance of its parent, and
+ * every item of a list, lists counting their page as above; a whole list (WHOLE_LIST) counts as
+ * the unpaged ten here, since its items come into the answer whatever it costs. Introspection
+ * fields count one value each (their answer is the schema's, bounded by the alias limit).
  */
 export const QUERY_COST = {
   /** List items per point. */
@@ -79,6 +85,14 @@ export interface QueryCostOptions {
    * this, though maybe not all of it. Unset: the whole cost.
    */
   stopAbove?: number;
+  /** The same for the answer's values: the walk stops once they are more than this. */
+  stopAboveValues?: number;
+}
+
+/** What an operation costs and how many values its answer may hold at most (see QUERY_COST). */
+export interface DocumentMeasure {
+  cost: number;
+  values: number;
 }
 
 /** The points `document` costs with `variables` (see QUERY_COST). */
@@ -87,6 +101,18 @@ export function documentCost(
   variables?: Readonly<Record<string, unknown>> | null,
   options: QueryCostOptions = {},
 ): number {
+  return documentMeasure(document, variables, options).cost;
+}
+
+/**
+ * The points `document` costs with `variables`, and the values its answer may hold at most; when
+ * several operations may run, the dearest of each.
+ */
+export function documentMeasure(
+  document: DocumentNode,
+  variables?: Readonly<Record<string, unknown>> | null,
+  options: QueryCostOptions = {},
+): DocumentMeasure {
   const schema = options.schema ?? serviceSchema;
   const fragments = new Map<string, FragmentDefinitionNode>();
   const operations: OperationDefinitionNode[] = [];
@@ -96,25 +122,28 @@ export function documentCost(
   }
   const named = options.operationName ? operations.filter((op) => op.name?.value === options.operationName) : [];
   const candidates = named.length ? named : operations;
-  let cost = 1;
+  const limits = { points: options.stopAbove ?? Infinity, values: options.stopAboveValues ?? Infinity };
+  const measure = { cost: 1, values: 0 };
   for (const operation of candidates) {
-    cost = Math.max(cost, costOfOperation(schema, operation, fragments, variables ?? {}, options.stopAbove ?? Infinity));
+    const { cost, values } = measureOperation(schema, operation, fragments, variables ?? {}, limits);
+    measure.cost = Math.max(measure.cost, cost);
+    measure.values = Math.max(measure.values, values);
   }
-  return cost;
+  return measure;
 }
 
-function costOfOperation(
+function measureOperation(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
   variables: Readonly<Record<string, unknown>>,
-  stopAbove: number,
-): number {
+  limits: WalkLimits,
+): DocumentMeasure {
   const root = schema.getRootType(operation.operation);
-  if (!root) return 1;
-  const walker = new CostWalker(schema, fragments, variablesOf(operation, variables), stopAbove);
-  const { points, introspection } = walker.rootCost(operation.selectionSet, root);
-  return Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, points + (introspection ? 1 : 0)));
+  if (!root) return { cost: 1, values: 0 };
+  const walker = new CostWalker(schema, fragments, variablesOf(operation, variables), limits);
+  const { points, values, introspection } = walker.rootCost(operation.selectionSet, root);
+  return { cost: Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, points + (introspection ? 1 : 0))), values };
 }
 
 /**
@@ -137,19 +166,30 @@ function variablesOf(operation: OperationDefinitionNode, sent: Readonly<Record<s
   return values;
 }
 
-/** What a selection costs per instance of the object it is selected on: list items, and points of INSTANCE_COST fields. */
+/**
+ * What a selection costs per instance of the object it is selected on: list items, points of
+ * INSTANCE_COST fields, and the values it puts in the answer.
+ */
 interface Tally {
   items: number;
   points: number;
+  values: number;
 }
 
-/** The points of root fields, and whether introspection was selected. */
+/** The points and values of root fields, and whether introspection was selected. */
 interface RootTally {
   points: number;
+  values: number;
   introspection: boolean;
 }
 
-const NOTHING: Tally = { items: 0, points: 0 };
+/** Where the walk stops: root fields priced so far over either. */
+interface WalkLimits {
+  points: number;
+  values: number;
+}
+
+const NOTHING: Tally = { items: 0, points: 0, values: 0 };
 
 const capped = (value: number) => Math.min(value, Number.MAX_SAFE_INTEGER);
 
@@ -173,35 +213,43 @@ class CostWalker {
     private readonly schema: GraphQLSchema,
     private readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>,
     private readonly variables: Readonly<Record<string, unknown>>,
-    private readonly stopAbove: number,
+    private readonly limits: WalkLimits,
   ) {}
+
+  private over(tally: { points: number; values: number }): boolean {
+    return tally.points > this.limits.points || tally.values > this.limits.values;
+  }
 
   /** The points of the root fields a selection set selects (see QUERY_COST). */
   rootCost(selectionSet: SelectionSetNode, type: GraphQLCompositeType): RootTally {
     return this.memo(this.rootTallies, selectionSet, type.name, () => {
-      let points = 0;
-      let introspection = false;
+      const tally = { points: 0, values: 0, introspection: false };
       this.eachSelection(selectionSet, type, {
         field: (node, field) => {
-          if (node.name.value === '__schema' || node.name.value === '__type') introspection = true;
-          else if (field) points = capped(points + this.rootFieldCost(node, field));
-          return points > this.stopAbove;
+          if (node.name.value === '__schema' || node.name.value === '__type') tally.introspection = true;
+          if (field) {
+            const { points, values } = this.rootField(node, field);
+            tally.points = capped(tally.points + points);
+            tally.values = capped(tally.values + values);
+          } else tally.values = capped(tally.values + 1);
+          return this.over(tally);
         },
         nested: (inner, on, times) => {
           const under = this.rootCost(inner, on);
-          points = capped(points + under.points * times);
-          introspection ||= under.introspection;
-          return points > this.stopAbove;
+          tally.points = capped(tally.points + under.points * times);
+          tally.values = capped(tally.values + under.values * times);
+          tally.introspection ||= under.introspection;
+          return this.over(tally);
         },
       });
-      return { points, introspection };
+      return tally;
     });
   }
 
-  private rootFieldCost(node: FieldNode, field: GraphQLField<unknown, unknown>): number {
-    const { items, points } = this.fieldTally(node, field, undefined);
+  private rootField(node: FieldNode, field: GraphQLField<unknown, unknown>): { points: number; values: number } {
+    const { items, points, values } = this.fieldTally(node, field, undefined);
     const batch = this.batchSizeOf(node, field);
-    return Math.max(1, Math.ceil(items / QUERY_COST.itemsPerPoint), batch === undefined ? 0 : batchCost(batch)) + points;
+    return { points: Math.max(1, Math.ceil(items / QUERY_COST.itemsPerPoint), batch === undefined ? 0 : batchCost(batch)) + points, values };
   }
 
   /**
@@ -213,37 +261,36 @@ class CostWalker {
     const own = field.extensions[INSTANCE_COST] as InstanceCost | undefined;
     const points = own ? own.points : 0;
     const named = getNamedType(field.type);
-    if (isLeafType(named) || !isCompositeType(named)) return { items: 0, points };
+    const anyList = isListType(getNullableType(field.type));
+    if (isLeafType(named) || !isCompositeType(named)) return { items: 0, points, values: anyList ? 1 + QUERY_COST.unpagedListSize : 1 };
     const size = this.pageSizeOf(node, field);
-    const list = isListType(getNullableType(field.type)) && field.extensions[WHOLE_LIST] !== true;
+    const list = anyList && field.extensions[WHOLE_LIST] !== true;
     // A list multiplies what is under it by its page; a page object hands its size to its lists.
     const instances = list ? (size ?? pageSize ?? QUERY_COST.unpagedListSize) : 1;
     const under = node.selectionSet ? this.tally(node.selectionSet, named, list ? undefined : size) : NOTHING;
+    // In the answer, a whole list has its items too.
+    const items = anyList ? (list ? instances : QUERY_COST.unpagedListSize) : 0;
     return {
       items: capped((list ? instances : 0) + under.items * instances),
       points: capped(points + under.points * instances),
+      values: capped(1 + items + under.values * Math.max(1, items)),
     };
   }
 
   /** The price of a selection set for one instance of `type` (fields, inline fragments, spreads). */
   private tally(selectionSet: SelectionSetNode, type: GraphQLCompositeType, pageSize: number | undefined): Tally {
     return this.memo(this.tallies, selectionSet, `${type.name}|${pageSize ?? ''}`, () => {
-      let items = 0;
-      let points = 0;
+      const tally = { items: 0, points: 0, values: 0 };
+      const add = (under: Tally, times: number) => {
+        tally.items = capped(tally.items + under.items * times);
+        tally.points = capped(tally.points + under.points * times);
+        tally.values = capped(tally.values + under.values * times);
+      };
       this.eachSelection(selectionSet, type, {
-        field: (node, field) => {
-          if (!field) return;
-          const under = this.fieldTally(node, field, pageSize);
-          items = capped(items + under.items);
-          points = capped(points + under.points);
-        },
-        nested: (inner, on, times) => {
-          const under = this.tally(inner, on, pageSize);
-          items = capped(items + under.items * times);
-          points = capped(points + under.points * times);
-        },
+        field: (node, field) => add(field ? this.fieldTally(node, field, pageSize) : { ...NOTHING, values: 1 }, 1),
+        nested: (inner, on, times) => add(this.tally(inner, on, pageSize), times),
       });
-      return { items, points };
+      return tally;
     });
   }
 

@@ -6,6 +6,7 @@ import type { AppDeps, OperationContext, RequestContext } from '../context.js';
 import type { GraphiQLPage } from './graphiql/page.js';
 import { maskError } from './maskError.js';
 import { costLimit } from './plugins/costLimit.js';
+import { streamArguments } from './plugins/streamArguments.js';
 import { documentNestingLimit } from './plugins/documentNesting.js';
 import { csrfPrevention } from './plugins/csrfPrevention.js';
 import { requestErrorLog } from './plugins/errorLog.js';
@@ -120,7 +121,9 @@ export function createGraphQL(deps: Pick<AppDeps, 'config' | 'logger'> & Partial
       // Variable values that fail coercion: request errors with a code (400).
       variableRequestErrors(),
       EnvelopArmorPlugin(armorConfig(settings)),
-      costLimit(settings.maxCost, validationRefusals(metrics)),
+      costLimit(settings, validationRefusals(metrics)),
+      // @stream(initialCount:) below 0: a validation error, not a failure as it runs.
+      streamArguments(),
       csrfPrevention(),
       settings.introspection ? {} : introspectionDisabled(),
       persisted.plugin,

@@ -13,8 +13,10 @@ export const OTHER = 'other';
 
 /**
  * The label of an operation name: the names of the persisted operations (GRAPHQL_PERSISTED_OPERATIONS_FILE)
- * always; of the others, the first MAX_OPERATION_NAMES distinct names this instance sees; any
- * later name is `other`. So the label set stays bounded however many names clients invent.
+ * always; of the others, the first MAX_OPERATION_NAMES distinct names of operations that a
+ * partner's credential ran (valid documents: `label(name, true)`); any later name, and a new name
+ * of a stranger's or of a refused document, is `other`. So the label set stays bounded however
+ * many names clients invent, and strangers cannot use it up.
  */
 export class OperationNames {
   private readonly known = new Set<string>();
@@ -29,10 +31,11 @@ export class OperationNames {
     for (const name of names) if (name.length <= MAX_NAME_LENGTH) this.known.add(name);
   }
 
-  label(name: string | undefined | null): string {
+  /** The name's label; a name not labelled yet gets one (while the budget lasts) only when `admit`. */
+  label(name: string | undefined | null, admit: boolean): string {
     if (!name) return ANONYMOUS;
     if (this.known.has(name)) return name;
-    if (this.seen >= MAX_OPERATION_NAMES || name.length > MAX_NAME_LENGTH) return OTHER;
+    if (!admit || this.seen >= MAX_OPERATION_NAMES || name.length > MAX_NAME_LENGTH) return OTHER;
     this.seen++;
     this.known.add(name);
     return name;

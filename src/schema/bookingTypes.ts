@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import {
   BOOKING_EVENT_TYPES,
   bookingEvents,
@@ -30,6 +31,10 @@ import { PolicyRef } from './search.js';
  * A Booking is a row, or the record an event carried (a snapshot, in BookingEvent.booking). The
  * edges that need more than the record (the quote, the reservation) read the booking as it is now.
  */
+
+/** How many of a booking's events Booking.events answers (the newest; the cost counts `first`). */
+const EVENTS_PAGE = { default: 10, max: 100 } as const;
+const eventsArgs = z.object({ first: z.int().min(0).max(EVENTS_PAGE.max).nullish() });
 
 export const BookingStatus = serviceEnum('BookingStatus', VISIBLE_STATUSES, 'The statuses a partner sees (spec §2.2)');
 
@@ -174,10 +179,18 @@ BookingRef.implement({
       type: BookingEventRef,
       nullable: true,
       description:
-        "The booking's events, newest first, each with the booking as it was then (the history webhooks deliver; scope " +
-        'reservations:read). The events of a page of bookings are one query',
+        "The booking's newest events, newest first, each with the booking as it was then (the history webhooks deliver; " +
+        'scope reservations:read). The events of a page of bookings are one query',
       authScopes: operationScopes('booking.read'),
-      load: (ids: string[], ctx: RequestContext) => bookingEvents(ctx, ids),
+      args: {
+        first: t.arg.int({
+          defaultValue: EVENTS_PAGE.default,
+          description: `The newest events: 0 to ${EVENTS_PAGE.max}, default ${EVENTS_PAGE.default}`,
+        }),
+      },
+      validate: { schema: eventsArgs },
+      byPath: true,
+      load: (ids: string[], ctx: RequestContext, args) => bookingEvents(ctx, ids, args.first ?? EVENTS_PAGE.default),
       resolve: (b) => b.id,
     }),
   }),

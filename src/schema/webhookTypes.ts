@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  ATTEMPT_LOG_SHOWN,
   deliveryCounts,
   deliveryCursor,
   deliveryLogs,
@@ -80,7 +81,11 @@ WebhookDeliveryRef.implement({
     deliveredAt: t.expose('deliveredAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     payload: t.string({ description: 'The exact JSON body sent: {"type","timestamp","data"}', resolve: (d) => d.body }),
-    attemptLog: t.field({ type: [WebhookAttemptRef], resolve: (d) => d.attemptLog }),
+    attemptLog: t.field({
+      type: [WebhookAttemptRef],
+      description: `The newest ${ATTEMPT_LOG_SHOWN} attempts, first first (\`attempts\` counts them all)`,
+      resolve: (d) => d.attemptLog,
+    }),
   }),
 });
 

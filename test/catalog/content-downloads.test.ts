@@ -42,8 +42,15 @@ describe('places', () => {
 
   beforeAll(async () => {
     // Large enough that a reader taking nothing stalls the file well before its end; no reader is
-    // cut while the places are tried, however loaded the machine (the write timeout has its own test).
-    t = await startTestService({ SIMULATOR_SIZE: '8000', DOWNLOADS_PER_CHANNEL: '2', DOWNLOADS_PER_INSTANCE: '3', DOWNLOAD_WRITE_TIMEOUT_MS: '120000' });
+    // cut while the places are tried, however loaded the machine (the write timeout has its own
+    // test), nor ends by a page of the file the loaded machine's provider is slow to give.
+    t = await startTestService({
+      SIMULATOR_SIZE: '8000',
+      DOWNLOADS_PER_CHANNEL: '2',
+      DOWNLOADS_PER_INSTANCE: '3',
+      DOWNLOAD_WRITE_TIMEOUT_MS: '120000',
+      UPSTREAM_CONTENT_TIMEOUT_MS: '60000',
+    });
     origin = `http://127.0.0.1:${await t.service.listen(0)}`;
     [a, b, c] = await Promise.all([t.channel({ name: 'Downloads A' }), t.channel({ name: 'Downloads B' }), t.channel({ name: 'Downloads C' })]);
   }, 120_000);

@@ -7,7 +7,7 @@ import { apiKey, startTestService, type TestService } from '../helpers/service.j
 /**
  * An operation's cost is worked out once (issue 18 item 3): the cost limit (GRAPHQL_MAX_COST, while
  * validating) and the rate limit (when the operation runs over HTTP, when it is subscribed over
- * graphql-ws) both need it; documentCost's calls are counted per request and per subscribe, the
+ * graphql-ws) both need it; documentMeasure's calls are counted per request and per subscribe, the
  * charge reported beside them.
  */
 
@@ -16,9 +16,9 @@ vi.mock('../../src/graphql/cost.js', async (importOriginal) => {
   const cost = await importOriginal<typeof import('../../src/graphql/cost.js')>();
   return {
     ...cost,
-    documentCost: (...args: Parameters<typeof cost.documentCost>) => {
+    documentMeasure: (...args: Parameters<typeof cost.documentMeasure>) => {
       walks.count++;
-      return cost.documentCost(...args);
+      return cost.documentMeasure(...args);
     },
   };
 });
@@ -51,7 +51,7 @@ const COST_QUERY = `query Catalog($n: Int!) {
 }`;
 const BOOKINGS = 'query Page($n: Int) { bookings(first: $n) { totalCount edges { node { bookingId } } } }';
 
-describe('over HTTP, one documentCost per request', () => {
+describe('over HTTP, one documentMeasure per request', () => {
   it('a POST with variables, charged its cost', async () => {
     const res = await graphqlResponse(t, BOOKINGS, { n: 50 }, { headers: apiKey(who) });
     expect(res.status).toBe(200);
@@ -99,7 +99,7 @@ describe('over HTTP, one documentCost per request', () => {
   });
 });
 
-describe('over graphql-ws, one documentCost per subscribe', () => {
+describe('over graphql-ws, one documentMeasure per subscribe', () => {
   it('a query and a subscription, each charged once', async () => {
     const client = graphqlWsClient(port, who, clients);
     const first = await new Promise<Gql>((resolve, reject) => {

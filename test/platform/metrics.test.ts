@@ -206,43 +206,54 @@ describe('bounded labels', () => {
     expect([...routes].some((r) => r?.includes('123') || r?.includes('4711'))).toBe(false);
   });
 
-  it('GraphQL operations are counted by name and outcome; 150 names give at most 100 labels and other', async () => {
+  it('GraphQL operations are counted by name and outcome; only valid operations a credential runs name a label', async () => {
     const probe = await t.graphql('query MetricsProbe { channel { userId } }', {}, apiKey(who));
     expect(probe.errors).toBeUndefined();
     const unauthenticated = await t.graphql('query MetricsNoCredential { channel { userId } }');
     expect(unauthenticated.errors?.[0]?.extensions?.code).toBe('UNAUTHORIZED');
+    // A name a partner's operation labelled keeps its label whoever sends it.
+    expect((await t.graphql('query MetricsProbe { __typename }')).status).toBe(200);
     expect((await t.graphql('query MetricsBroken { channel {')).status).toBe(400);
-    expect((await t.graphql('query MetricsInvalid { nope }')).status).toBe(400);
+    expect((await t.graphql('query MetricsInvalid { nope }', {}, apiKey(who))).status).toBe(400);
     // Over GRAPHQL_MAX_COST (600 by default): refused while validating, by a rule after this plugin's hook.
     const page = 'edges { node { id roomTypes { id ratePlans { id } } } }';
     const costly = await t.graphql(`query MetricsCostly { ${Array.from({ length: 6 }, (_, i) => `p${i}: properties(first: 100) { ${page} }`).join(' ')} }`, {}, apiKey(who));
     expect(costly.errors?.[0]?.extensions?.code).toBe('COST_LIMIT_EXCEEDED');
-    let samples = await scrape();
+    const samples = await scrape();
     const ops = (labels: Record<string, string>) => total(samples, 'channel_graphql_operations_total', labels);
-    expect(ops({ operation: 'MetricsProbe', type: 'query', outcome: 'ok' })).toBe(1);
-    expect(ops({ operation: 'MetricsNoCredential', type: 'query', outcome: 'client_error' })).toBe(1);
+    expect(ops({ operation: 'MetricsProbe', type: 'query', outcome: 'ok' })).toBe(2);
+    // A stranger's name and refused documents' names are `other`, with their outcomes.
+    expect(ops({ operation: 'other', type: 'query', outcome: 'client_error' })).toBe(1);
+    expect(ops({ operation: 'other', outcome: 'validation_error' })).toBe(2);
     expect(ops({ operation: 'unknown', outcome: 'parse_error' })).toBeGreaterThanOrEqual(1);
-    expect(ops({ operation: 'MetricsInvalid', outcome: 'validation_error' })).toBe(1);
-    expect(ops({ operation: 'MetricsCostly', type: 'query', outcome: 'validation_error' })).toBe(1);
-    expect(total(samples, 'channel_graphql_execute_duration_seconds_count', { operation: 'MetricsProbe', type: 'query' })).toBe(1);
+    const names = new Set(samples.filter((s) => s.name === 'channel_graphql_operations_total').map((s) => s.labels.operation));
+    for (const name of ['MetricsNoCredential', 'MetricsInvalid', 'MetricsCostly', 'MetricsBroken']) expect(names).not.toContain(name);
+    expect(total(samples, 'channel_graphql_execute_duration_seconds_count', { operation: 'MetricsProbe', type: 'query' })).toBe(2);
     expect(total(samples, 'channel_graphql_parse_duration_seconds_count')).toBeGreaterThanOrEqual(4);
     expect(total(samples, 'channel_graphql_validate_duration_seconds_count')).toBeGreaterThanOrEqual(3);
+  });
+
+  it("101 strangers' names take no label: a partner's operation after them is still labelled; 150 of a partner's give 100 and other", async () => {
+    for (let i = 0; i < 101; i++) expect((await t.graphql(`query Junk${i} { __typename }`)).status).toBe(200);
+    expect((await t.graphql('query PartnerAfterJunk { channel { userId } }', {}, apiKey(who))).errors).toBeUndefined();
+    let samples = await scrape();
+    let names = new Set(samples.filter((s) => s.name === 'channel_graphql_operations_total').map((s) => s.labels.operation!));
+    expect([...names].filter((n) => n.startsWith('Junk'))).toEqual([]);
+    expect(total(samples, 'channel_graphql_operations_total', { operation: 'PartnerAfterJunk', outcome: 'ok' })).toBe(1);
 
     const fixed = ['other', 'anonymous', 'unknown'];
-    const namedBefore = new Set(samples.filter((s) => s.name === 'channel_graphql_operations_total' && !fixed.includes(s.labels.operation!)).map((s) => s.labels.operation));
-    expect(namedBefore.size).toBeLessThan(100);
+    const otherBefore = total(samples, 'channel_graphql_operations_total', { operation: 'other' });
+    const namedBefore = [...names].filter((n) => !fixed.includes(n)).length;
+    expect(namedBefore).toBeLessThan(100);
     for (let i = 0; i < 150; i++) {
-      const res = await t.graphql(`query Distinct${i} { __typename }`);
+      const res = await t.graphql(`query Distinct${i} { __typename }`, {}, apiKey(who));
       expect(res.status).toBe(200);
     }
     samples = await scrape();
-    const names = new Set(samples.filter((s) => s.name === 'channel_graphql_operations_total').map((s) => s.labels.operation!));
-    const own = [...names].filter((n) => !fixed.includes(n));
-    expect(own.length).toBe(100);
-    expect(names).toContain('other');
-    // Everything past the first hundred names went to `other`: those named before and 150 here, 100 kept.
-    expect(ops({ operation: 'other' })).toBe(namedBefore.size + 150 - 100);
-    expect(total(samples, 'channel_graphql_operations_total', { type: 'query', outcome: 'ok' })).toBe(151);
+    names = new Set(samples.filter((s) => s.name === 'channel_graphql_operations_total').map((s) => s.labels.operation!));
+    expect([...names].filter((n) => !fixed.includes(n)).length).toBe(100);
+    // Past the first hundred names, the partner's further names went to `other`.
+    expect(total(samples, 'channel_graphql_operations_total', { operation: 'other' }) - otherBefore).toBe(namedBefore + 150 - 100);
   });
 });
 

@@ -225,6 +225,7 @@ export type Currency =
 /** Every code the API answers: DomainError.code, extensions.code of a top-level error, and REST's error.code (the token endpoint answers the RFC 6749 codes instead) */
 export type ErrorCode =
   | 'ALIAS_LIMIT_EXCEEDED'
+  | 'ANSWER_LIMIT_EXCEEDED'
   | 'BAD_REQUEST'
   | 'BAD_USER_INPUT'
   | 'BOOKING_ALREADY_CANCELLED'

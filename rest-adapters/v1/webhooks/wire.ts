@@ -93,7 +93,7 @@ export const DeliveryWire = z
     delivered_at: z.iso.datetime().nullable(),
     created_at: z.iso.datetime(),
     payload: PayloadWire.openapi({ description: 'The JSON body sent, byte for byte the same on every attempt' }),
-    attempt_log: z.array(AttemptWire),
+    attempt_log: z.array(AttemptWire).openapi({ description: 'The newest 50 attempts, first first (`attempts` counts them all)' }),
   })
   .openapi('WebhookDelivery');
 

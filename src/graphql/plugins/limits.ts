@@ -12,6 +12,7 @@ export const LIMIT_CODES = {
   tokens: 'TOKEN_LIMIT_EXCEEDED',
   directives: 'DIRECTIVE_LIMIT_EXCEEDED',
   cost: 'COST_LIMIT_EXCEEDED',
+  answer: 'ANSWER_LIMIT_EXCEEDED',
 } as const;
 
 /**
@@ -51,6 +52,9 @@ export const LIMIT_MESSAGES: Record<keyof typeof LIMIT_CODES, (limit: number, fo
   tokens: (limit) => `The document has more than ${limit} tokens; at most ${limit} are allowed`,
   directives: (limit, found) => `The operation uses ${found} directives; at most ${limit} are allowed`,
   cost: (limit, found) => `The operation costs ${found} points; at most ${limit} are allowed`,
+  answer: (limit, found) =>
+    `The operation's answer may hold ${found} values (fields and list items, pages assumed full); at most ${limit} are allowed: ` +
+    'ask for smaller pages or fewer fields',
 };
 
 function limitError(kind: keyof typeof LIMIT_CODES, limit: number, armorMessage: string): GraphQLError {

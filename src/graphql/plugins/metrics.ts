@@ -9,7 +9,8 @@ import { AppError } from '../../services/kernel/index.js';
  * run through Yoga's envelop). Our own plugin rather than @envelop/prometheus: that one labels
  * with the operation name the client sends, unbounded, and times with Date.now() (milliseconds,
  * where a cached parse takes microseconds). Names are bounded by metrics.operationNames (the
- * persisted operations', then the first 100 seen, then `other`).
+ * persisted operations', then the first 100 that valid operations with a credential ran, then
+ * `other`: a stranger's names and those of refused documents take no label of their own).
  *
  * Second in Yoga's list, after graphql-jit (which sets the execute function this one times), and
  * before the rate limit, so a refused operation is seen with its refusal. A document that does not
@@ -33,12 +34,12 @@ export function operationMetrics(metrics: Metrics | undefined): Plugin {
       return ({ valid }) => {
         metrics.graphqlValidated((performance.now() - started) / 1000);
         if (valid) return;
-        const { name, type } = describe(documentAST, (context as { params?: { operationName?: unknown } }).params?.operationName);
+        const { name, type } = describe(documentAST, (context as { params?: { operationName?: unknown } }).params?.operationName, false);
         metrics.graphqlOperation(name, type, 'validation_error');
       };
     },
     onExecute({ args, executeFn, setExecuteFn }) {
-      const { name, type } = describe(args.document, args.operationName);
+      const { name, type } = describe(args.document, args.operationName, credentialed(args.contextValue));
       let seconds: number | undefined;
       // Timed around the executor itself (graphql-jit's or Yoga's), not the plugins' own hooks.
       setExecuteFn((execArgs) => {
@@ -57,7 +58,7 @@ export function operationMetrics(metrics: Metrics | undefined): Plugin {
     },
     onSubscribe({ args }) {
       if ((args.contextValue as { sharing?: { role?: string } } | undefined)?.sharing?.role === 'group') return;
-      const { name, type } = describe(args.document, args.operationName);
+      const { name, type } = describe(args.document, args.operationName, credentialed(args.contextValue));
       const started = performance.now();
       return {
         onSubscribeResult({ result }) {
@@ -71,12 +72,20 @@ export function operationMetrics(metrics: Metrics | undefined): Plugin {
   };
 }
 
-/** The bounded name and the type of the operation a document and operation name select. */
+/** True when a partner's credential runs the operation (a request context with a principal). */
+function credentialed(context: unknown): boolean {
+  return (context as { principal?: unknown } | undefined)?.principal != null;
+}
+
+/**
+ * The bounded name and the type of the operation a document and operation name select; a name not
+ * labelled yet gets a label of its own only when `admit` (a valid operation a credential runs).
+ */
 function describer(metrics: Metrics) {
   const names = metrics.operationNames;
-  return (document: DocumentNode, operationName: unknown) => {
+  return (document: DocumentNode, operationName: unknown, admit: boolean) => {
     const operation = getOperationAST(document, typeof operationName === 'string' ? operationName : undefined);
-    return { name: names.label(operation?.name?.value), type: operation?.operation ?? UNKNOWN };
+    return { name: names.label(operation?.name?.value, admit), type: operation?.operation ?? UNKNOWN };
   };
 }
 
@@ -89,7 +98,7 @@ export function validationRefusals(metrics: Metrics | undefined): ((document: Do
   if (!metrics) return undefined;
   const describe = describer(metrics);
   return (document, operationName) => {
-    const { name, type } = describe(document, operationName);
+    const { name, type } = describe(document, operationName, false);
     metrics.graphqlOperation(name, type, 'validation_error');
   };
 }

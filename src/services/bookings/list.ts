@@ -149,25 +149,34 @@ export interface BookingEventEntry {
 }
 
 /**
- * The event history of each of the caller's bookings in `bookingIds`, newest first, in one query:
- * the outbox keeps every event written with a change (docs/spec/DECISIONS.md, Webhooks). Another
- * channel's booking has none.
+ * The newest `first` events of each of the caller's bookings in `bookingIds`, newest first, in one
+ * query (at most `first` rows per booking leave the database): the outbox keeps every event
+ * written with a change (docs/spec/DECISIONS.md, Webhooks). Another channel's booking has none.
  */
-export async function bookingEvents(ctx: RequestContext, bookingIds: readonly string[]): Promise<BookingEventEntry[][]> {
+export async function bookingEvents(ctx: RequestContext, bookingIds: readonly string[], first: number): Promise<BookingEventEntry[][]> {
   const channelId = principalOf(ctx).channelId;
   const wanted = [...new Set(bookingIds.filter(isUuid).map((id) => id.toLowerCase()))];
-  const rows = wanted.length
-    ? await ctx.deps.db.prisma.outboxEvent.findMany({
-        where: { bookingId: { in: wanted }, channelId },
-        orderBy: [{ occurredAt: 'desc' }, { id: 'desc' }],
-        select: { id: true, bookingId: true, type: true, occurredAt: true, payload: true },
-      })
-    : [];
+  const rows =
+    wanted.length && first > 0
+      ? await ctx.deps.db.prisma.$queryRaw<{ id: string; bookingId: string; type: string; occurredAt: Date; payload: unknown }[]>`
+          SELECT "id", "booking_id" AS "bookingId", "type", "occurred_at" AS "occurredAt", "payload" FROM (
+            SELECT "id", "booking_id", "type", "occurred_at", "payload",
+              row_number() OVER (PARTITION BY "booking_id" ORDER BY "occurred_at" DESC, "id" DESC) AS "position"
+            FROM "outbox_events"
+            WHERE "channel_id" = ${channelId}::uuid AND "booking_id" IN (${Prisma.join(wanted.map((id) => Prisma.sql`${id}::uuid`))})
+          ) AS "newest"
+          WHERE "position" <= ${first}
+          ORDER BY "occurred_at" DESC, "id" DESC`
+      : [];
   const byBooking = new Map<string, BookingEventEntry[]>();
   for (const row of rows) {
-    const entry = { id: row.id, type: row.type, occurredAt: row.occurredAt, booking: row.payload as unknown as BookingRecord };
+    const entry = { id: row.id, type: row.type, occurredAt: new Date(row.occurredAt), booking: payloadOf(row.payload) };
     byBooking.set(row.bookingId, [...(byBooking.get(row.bookingId) ?? []), entry]);
   }
   return bookingIds.map((id) => byBooking.get(id.toLowerCase()) ?? []);
 }
 
+/** A `json` column as the raw query hands it over: parsed by the driver, or its text. */
+function payloadOf(payload: unknown): BookingRecord {
+  return (typeof payload === 'string' ? JSON.parse(payload) : payload) as BookingRecord;
+}

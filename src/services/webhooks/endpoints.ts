@@ -68,12 +68,21 @@ export function view(endpoint: WebhookEndpoint): WebhookView {
   return { ...shown, status: endpoint.disabledAt ? 'disabled' : 'active' };
 }
 
-/** A delivery's attempts, first first: what every read of a delivery includes. */
-export const ATTEMPT_LOG = { attemptLog: { orderBy: [{ attempt: 'asc' }, { startedAt: 'asc' }] } } satisfies Prisma.WebhookDeliveryInclude;
+/**
+ * The attempts a read of a delivery shows: its newest (replays add attempts without end, so the
+ * log is bounded; `attempts` counts them all). 50 hold more than one replay's allowance of the
+ * default schedule (2 x (7 + 1)).
+ */
+export const ATTEMPT_LOG_SHOWN = 50;
+
+/** A delivery's newest attempts, newest first (deliveryView puts them first first): what every read of a delivery includes. */
+export const ATTEMPT_LOG = {
+  attemptLog: { orderBy: [{ attempt: 'desc' }, { startedAt: 'desc' }], take: ATTEMPT_LOG_SHOWN },
+} satisfies Prisma.WebhookDeliveryInclude;
 
 export function deliveryView(delivery: WebhookDelivery & { attemptLog: WebhookAttempt[] }): DeliveryView {
   const { leaseId: _lease, ...rest } = delivery;
-  return { ...rest, status: delivery.status as DeliveryStatus };
+  return { ...rest, attemptLog: [...delivery.attemptLog].reverse(), status: delivery.status as DeliveryStatus };
 }
 
 /** The signing secret: Standard Webhooks' `whsec_` + base64 of 32 random bytes. */

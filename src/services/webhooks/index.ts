@@ -11,6 +11,7 @@ export { DeliveryWork } from './dispatch.js';
 export { LAST_SUCCESS_EVERY_MS, OutcomeRecorder } from './outcomes.js';
 export {
   DELIVERY_SCOPES,
+  ATTEMPT_LOG_SHOWN,
   MAX_WEBHOOKS_PER_CHANNEL,
   createWebhook,
   deleteWebhook,
