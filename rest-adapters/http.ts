@@ -9,6 +9,7 @@ import { createRequestContext, type AppDeps, type RequestContext } from '../src/
 import { authenticate, type Principal } from '../src/services/access/index.js';
 import { clientAddress, isHttps, isInRanges, AppError, toAppError, UnauthorizedError, type ConnectionFacts } from '../src/services/kernel/index.js';
 import type { HttpEnv } from './env.js';
+import { routedPath } from './requestPath.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
@@ -61,8 +62,12 @@ export class Exchange {
   readonly https: boolean;
   /** The socket's peer is one of TRUSTED_PROXIES (clientIp and https are then what it says). */
   readonly viaProxy: boolean;
-  /** The path, without the query. */
+  /**
+   * The path, without the query, as the router reads it (routedPath); the target itself when it
+   * is not in normal form (`abnormalPath`, refused by the front before any rule reads the path).
+   */
   readonly path: string;
+  readonly abnormalPath: boolean;
   /**
    * The route template that answered (`/channel/v1/properties/{id}`, `/graphql`), set by the
    * surface once it has routed the request; undefined when nothing matched (a 404 of no route, a
@@ -79,9 +84,10 @@ export class Exchange {
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
   ) {
-    const url = req.url ?? '/';
-    const query = url.indexOf('?');
-    this.path = query < 0 ? url : url.slice(0, query);
+    const target = req.url ?? '/';
+    const path = routedPath(target);
+    this.abnormalPath = path === null;
+    this.path = path ?? target;
     this.id = requestIdOf(header(req, 'x-request-id'));
     const { trustedProxies } = deps.config;
     const socket = socketFacts(req.socket as FactSocket, trustedProxies);

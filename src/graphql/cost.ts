@@ -57,9 +57,12 @@ import { INSTANCE_COST, WHOLE_LIST, type InstanceCost } from './costField.js';
  *
  * The same walk counts the values the answer may hold at most (documentMeasure's `values`, which
  * GRAPHQL_MAX_ANSWER_VALUES bounds): every selected field once per instance of its parent, and
- * every item of a list, lists counting their page as above; a whole list (WHOLE_LIST) counts as
- * the unpaged ten here, since its items come into the answer whatever it costs. Introspection
- * fields count one value each (their answer is the schema's, bounded by the alias limit).
+ * every item of a list, lists counting their page as above. A whole list (WHOLE_LIST) counts as
+ * one item here too: its length is the content's (a property's images, as REST's answer carries
+ * them), not the document's; what the bound is for is what a document multiplies (pages, unpaged
+ * lists, lists under lists), so the REST page's twin (100 properties with all their content:
+ * about 173,000) passes and an event history nested four levels (363,000) does not.
+ * Introspection fields count one value each (their answer is the schema's, bounded by the alias limit).
  */
 export const QUERY_COST = {
   /** List items per point. */
@@ -268,8 +271,8 @@ class CostWalker {
     // A list multiplies what is under it by its page; a page object hands its size to its lists.
     const instances = list ? (size ?? pageSize ?? QUERY_COST.unpagedListSize) : 1;
     const under = node.selectionSet ? this.tally(node.selectionSet, named, list ? undefined : size) : NOTHING;
-    // In the answer, a whole list has its items too.
-    const items = anyList ? (list ? instances : QUERY_COST.unpagedListSize) : 0;
+    // In the answer, a whole list counts as one item (see QUERY_COST).
+    const items = anyList ? (list ? instances : 1) : 0;
     return {
       items: capped((list ? instances : 0) + under.items * instances),
       points: capped(points + under.points * instances),

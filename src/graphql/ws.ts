@@ -5,6 +5,7 @@ import type { ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { errorBody } from '../../rest-adapters/envelope.js';
+import { routedPath } from '../../rest-adapters/requestPath.js';
 import type { AppDeps, RequestContext } from '../context.js';
 import { authenticate, type CredentialHeaders } from '../services/access/index.js';
 import {
@@ -49,8 +50,7 @@ export function attachGraphQLWs(server: Server, deps: AppDeps, graphql: GraphQLS
   const places = createConnectionPlaces(deps);
   useServer(graphqlWsOptions(deps, graphql, createMultiplexer(deps.events, deps.logger), places), wss);
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    if (path !== '/graphql' || shuttingDown()) {
+    if (routedPath(request.url ?? '/') !== '/graphql' || shuttingDown()) {
       refuseBare(socket, new NotFoundError());
       return;
     }

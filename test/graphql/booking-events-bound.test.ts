@@ -156,6 +156,15 @@ describe('the answer-value bound holds for any shape, not only event histories',
     expect(documentMeasure(parse('{ bookings(first: 5) { edges { node { status checkin } } } }')).values).toBe(1 + 1 + 5 + 5 * (1 + 2));
   });
 
+  it("the REST page's twin passes: 100 properties with their content lists (images and links, amenities, room types)", () => {
+    const image = 'images(sizes: [THUMBNAIL, LARGE]) { imageId hero category caption links { size width height href } }';
+    const content = `propertyId name ${image} descriptions { headline general } amenities { code group name } spokenLanguages
+      roomTypes { roomtypeId name views ${image} amenities { code group name } ratePlans { rateplanId name amenities { code name } } }`;
+    const { values } = documentMeasure(parse(`{ properties(first: 100) { edges { node { ${content} } } } }`));
+    expect(values).toBeGreaterThan(50_000);
+    expect(values).toBeLessThan(250_000);
+  });
+
   it('a page of 100 bookings with 100 events each, each with its record: cheap in points, refused for its answer', async () => {
     const document = `{ bookings(first: 100) { edges { node { events(first: 100) { ${WHOLE_BOOKING} } } } } }`;
     expect(documentMeasure(parse(document)).cost).toBeLessThan(600);
