@@ -133,9 +133,30 @@ function finalHeaders(res: FrontAnswer, status: number, given: OutgoingHttpHeade
     const vary = rules.cors.varyOrigin && given && !Array.isArray(given) ? givenKey(given, 'vary') : undefined;
     if (vary) (given as OutgoingHttpHeaders)[vary] = `${String((given as OutgoingHttpHeaders)[vary])}, Origin`;
   }
+  if (ex.req.headers['x-api-key'] !== undefined || ex.req.headers.authorization !== undefined) privateAnswer(res, given);
   res.setHeader('X-Request-Id', ex.id);
   if (state.log) ex.logAnswer(status, Math.round(performance.now() - state.started));
 }
+
+/**
+ * An answer to a request that carries a credential (an API key, a bearer token, the token
+ * endpoint's Basic) is one caller's: no shared cache in front (a proxy or CDN, as operations.md
+ * allows) may keep it or serve it to another caller of the same URL. `Cache-Control: no-store`
+ * unless the handler chose its own (the voucher's `private, no-store`, the token's `no-store`),
+ * and `Vary: X-Api-Key, Authorization` added to the handler's own Vary.
+ */
+function privateAnswer(res: ServerResponse, given: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined): void {
+  if (headerOf(res, given, 'cache-control') === undefined) res.setHeader('Cache-Control', 'no-store');
+  const key = given && !Array.isArray(given) ? givenKey(given, 'vary') : undefined;
+  if (key) {
+    (given as OutgoingHttpHeaders)[key] = `${String((given as OutgoingHttpHeaders)[key])}, ${CREDENTIAL_VARY}`;
+    return;
+  }
+  const vary = res.getHeader('vary');
+  res.setHeader('Vary', vary === undefined ? CREDENTIAL_VARY : `${String(vary)}, ${CREDENTIAL_VARY}`);
+}
+
+const CREDENTIAL_VARY = 'X-Api-Key, Authorization';
 
 function set(res: ServerResponse, headers: HeaderList): void {
   for (const [name, value] of headers) res.setHeader(name, value);
