@@ -24,13 +24,17 @@ import type { HeaderList, TransportRules } from './transport.js';
  * Every answer, whoever writes it, gets its final headers when its head is written (FrontResponse):
  * the security headers of its kind (API, docs page, GraphiQL), HSTS over HTTPS, CORS and
  * X-Request-Id, all computed at start; and, at `info`, one log line. A refusal made here is the
- * §2.1 error envelope; one made while the body is still arriving drains the rest of it first
- * (up to twice the body limit or DRAIN_MS), so a client that sends its whole body before reading
- * gets the answer.
+ * §2.1 error envelope; one made while the body is still arriving drains the rest of it
+ * (for DRAIN_MS, at most DRAIN_LIMITS times the body limit), so a client that sends its whole
+ * body before reading gets the answer.
  */
 
 /** How long a refused request's body is still read and discarded before the connection is closed. */
 export const DRAIN_MS = 5_000;
+/** A refused body is read and discarded up to this many times BODY_LIMIT_BYTES (64 MiB by default). */
+export const DRAIN_LIMITS = 64;
+/** After a drain, how long the peer has to close its side before the socket is destroyed. */
+const LINGER_MS = 1_000;
 
 /** What the front needs of each surface. */
 export interface Surfaces {
@@ -340,22 +344,28 @@ export function refuse(ex: Exchange, error: unknown, limit: number, received = 0
     res.writeHead(appError.status, { ...appError.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   }
-  drain(ex.req, 2 * limit, received);
+  drain(ex.req, DRAIN_LIMITS * limit, received);
 }
 
 /**
- * Reads and discards the rest of a request's body after an early answer (RFC 9112 §9.6), so a
- * client still sending it reads the answer instead of a reset connection. Bounded: once the body
- * passes `maxBytes` in all, or after DRAIN_MS, the connection is closed.
+ * Reads and discards the rest of a request's body after an early answer (RFC 9112 §9.6), as
+ * nginx's lingering close does, so a client still sending it reads the answer instead of a reset
+ * connection. Bounded by time (DRAIN_MS) and by bytes (`maxBytes` in all); then the connection is
+ * closed gently: this side ends (FIN, after the answer), what still arrives is discarded, and the
+ * socket is destroyed once the peer closes or LINGER_MS later.
  */
 function drain(req: IncomingMessage, maxBytes: number, received: number): void {
   if (req.complete || req.readableEnded || req.destroyed) return;
   let size = received;
   const cut = () => {
     req.off('data', onData);
+    const socket = req.socket as IncomingMessage['socket'] | null;
     // A simulated request (ChannelService.fetch) has no real socket to close.
-    if (typeof req.socket?.destroy === 'function') req.socket.destroy();
-    else req.destroy();
+    if (typeof socket?.end !== 'function') return void req.destroy();
+    socket.end();
+    socket.resume();
+    const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    socket.once('close', () => clearTimeout(linger));
   };
   const timer = setTimeout(cut, DRAIN_MS).unref();
   const onData = (chunk: Buffer) => {
