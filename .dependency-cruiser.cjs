@@ -48,12 +48,12 @@ module.exports = {
       name: 'infrastructure-imports-only-the-kernel',
       severity: 'error',
       comment:
-        'src/upstream, src/events, src/db, src/telemetry and src/config.ts import at run time only services/kernel (and their own folder); type-only imports such as Config are allowed.',
-      from: { path: '^src/(upstream|events|db|telemetry)/|^src/config\\.ts$' },
+        'src/upstream, src/events, src/db, src/telemetry and src/config.ts (with its value forms, src/configValues.ts) import at run time only services/kernel (and their own folder); type-only imports such as Config are allowed.',
+      from: { path: '^src/(upstream|events|db|telemetry)/|^src/config(Values)?\\.ts$' },
       to: {
         ...RUNTIME,
         path: '^(src|rest-adapters)/',
-        pathNot: ['^src/services/kernel/', '^src/generated/', '^src/$1/'],
+        pathNot: ['^src/services/kernel/', '^src/generated/', '^src/$1/', '^src/configValues\\.ts$'],
       },
     },
     {

@@ -65,6 +65,8 @@ const config = loadConfig({
   CHANNEL_ENV: 'sandbox',
   // The load generators speak plain HTTP on loopback; production would refuse it (403 HTTPS_REQUIRED).
   REQUIRE_HTTPS: 'false',
+  // Production needs its public origin (the links it hands out start with it).
+  PUBLIC_BASE_URL: 'https://channel.example',
   ...overrides,
 });
 

@@ -9,6 +9,8 @@ export type HttpEnv = {
   Variables: {
     requestId: string;
     clientIp: string | undefined;
+    /** The caller is on this host, not behind a proxy (Exchange.local). */
+    local: boolean;
     ctx: RequestContext;
   };
 };

@@ -218,7 +218,7 @@ export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surf
     if (graphql) ex.route = '/graphql';
     // Health answers before the shutdown gate, so a load balancer sees readiness drop to 503.
     if (HEALTH.has(ex.path) && (method === 'GET' || method === 'HEAD')) return surfaces.rest(req, res, ex);
-    const refusal = rules.httpsRefusal(ex.https, ex.path, ex.clientIp) ?? (shuttingDown() ? new ServiceUnavailableError() : null);
+    const refusal = rules.httpsRefusal(ex.https, ex.path, ex.local) ?? (shuttingDown() ? new ServiceUnavailableError() : null);
     if (refusal) return refuseBefore(ex, refusal);
     // A request with a credential is charged to its channel by its surface; one without, to its address here.
     if (!presentsCredential(req)) {

@@ -7,7 +7,7 @@ import type { Context as TraceContext, Span } from '@opentelemetry/api';
 import type { Level, Logger } from 'pino';
 import { createRequestContext, type AppDeps, type RequestContext } from '../src/context.js';
 import { authenticate, type Principal } from '../src/services/access/index.js';
-import { clientAddress, isHttps, isInRanges, AppError, toAppError, UnauthorizedError, type ConnectionFacts } from '../src/services/kernel/index.js';
+import { clientAddress, isHttps, isInRanges, isLoopback, AppError, toAppError, UnauthorizedError, type ConnectionFacts } from '../src/services/kernel/index.js';
 import type { HttpEnv } from './env.js';
 import { routedPath } from './requestPath.js';
 
@@ -26,6 +26,8 @@ interface SocketFacts {
   readonly proxy: boolean;
   /** The caller's address when the peer is not a proxy. */
   readonly clientIp: string | undefined;
+  /** The peer is a loopback address and not one of TRUSTED_PROXIES (see Exchange.local). */
+  readonly local: boolean;
 }
 
 const SOCKET_FACTS = Symbol('socketFacts');
@@ -36,11 +38,13 @@ function socketFacts(socket: FactSocket | undefined, trustedProxies: readonly st
   if (known) return known;
   const peer = socket?.remoteAddress;
   const encrypted = socket?.encrypted === true;
+  const proxy = peer !== undefined && isInRanges(peer, trustedProxies);
   const facts: SocketFacts = {
     peer,
     encrypted,
-    proxy: peer !== undefined && isInRanges(peer, trustedProxies),
+    proxy,
     clientIp: clientAddress({ peer, encrypted, forwardedFor: undefined, forwardedProto: undefined }, trustedProxies),
+    local: !proxy && isLoopback(peer),
   };
   if (socket) socket[SOCKET_FACTS] = facts;
   return facts;
@@ -62,6 +66,13 @@ export class Exchange {
   readonly https: boolean;
   /** The socket's peer is one of TRUSTED_PROXIES (clientIp and https are then what it says). */
   readonly viaProxy: boolean;
+  /**
+   * The caller is on this host: the socket's peer is a loopback address that is not one of
+   * TRUSTED_PROXIES. What the operator routes and /metrics open to loopback go by; a request
+   * through a proxy is never local, whatever address it forwards (or none: a same-host proxy
+   * that sends no X-Forwarded-For is not the operator).
+   */
+  readonly local: boolean;
   /**
    * The path, without the query, as the router reads it (routedPath); the target itself when it
    * is not in normal form (`abnormalPath`, refused by the front before any rule reads the path).
@@ -92,6 +103,7 @@ export class Exchange {
     const { trustedProxies } = deps.config;
     const socket = socketFacts(req.socket as FactSocket, trustedProxies);
     this.viaProxy = socket.proxy;
+    this.local = socket.local;
     if (!socket.proxy) {
       this.clientIp = socket.clientIp;
       this.https = socket.encrypted;
@@ -178,6 +190,7 @@ export function adoptExchange(): MiddlewareHandler<HttpEnv> {
     const ex = exchange(c);
     c.set('requestId', ex.id);
     c.set('clientIp', ex.clientIp);
+    c.set('local', ex.local);
     // Known once Hono has routed (before any handler runs), so a request whose client leaves
     // before its answer is still labelled by its route.
     ex.route = routeTemplate(c);

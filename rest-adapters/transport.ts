@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import { secureHeaders } from 'hono/secure-headers';
 import type { AppDeps } from '../src/context.js';
-import { HttpsRequiredError, RequestTimeoutError, isLoopback, type AppError } from '../src/services/kernel/index.js';
+import { HttpsRequiredError, RequestTimeoutError, type AppError } from '../src/services/kernel/index.js';
 
 /**
  * The transport rules in front of every surface (REST, GraphQL, docs), applied by the front
@@ -24,8 +24,8 @@ export interface TransportRules {
   readonly cors: CorsRules | null;
   /** REQUEST_TIMEOUT_MS of a request, or null when it is never cut off. */
   deadlineOf(method: string, idempotencyKey: string | undefined): number | null;
-  /** The HTTPS_REQUIRED refusal of a request, or null when it may go on. */
-  httpsRefusal(https: boolean, path: string, clientIp: string | undefined): AppError | null;
+  /** The HTTPS_REQUIRED refusal of a request, or null when it may go on (`local`: Exchange.local). */
+  httpsRefusal(https: boolean, path: string, local: boolean): AppError | null;
 }
 
 export interface CorsRules {
@@ -54,9 +54,9 @@ export async function transportRules(
     hsts: ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'],
     cors: corsRules,
     deadlineOf: (method, idempotencyKey) => (method !== 'GET' && idempotencyKey !== undefined ? null : requestTimeoutMs),
-    httpsRefusal(https, path, clientIp) {
+    httpsRefusal(https, path, local) {
       if (!requireHttps || https) return null;
-      const operatorOnHost = (path.startsWith('/admin/') || path === '/metrics') && isLoopback(clientIp);
+      const operatorOnHost = (path.startsWith('/admin/') || path === '/metrics') && local;
       return operatorOnHost ? null : new HttpsRequiredError();
     },
   };

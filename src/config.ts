@@ -1,28 +1,12 @@
-import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError, normalizeIpEntry } from './services/kernel/index.js';
+import { absolute, addressList, durationMs, flag, isOrigin, otelPairs } from './configValues.js';
+import { ConfigError } from './services/kernel/index.js';
 
 /** Every environment variable the service reads, parsed once, with its default. */
-
-const flag = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const optionalUrl = z.url().optional();
 
 const otlpProtocol = z.enum(['http/protobuf', 'http/json', 'grpc']).refine((v) => v !== 'grpc', 'grpc is not supported: use http/protobuf or http/json (port 4318)');
-
-/** A comma-separated list of addresses or CIDR ranges, normalised; `words` stand in it as they are. */
-function addressList(words: readonly string[] = []) {
-  return z.string().default('').transform((v, ctx) => {
-    const entries = v.split(',').map((s) => s.trim()).filter(Boolean);
-    const results = entries.map((entry) => (words.includes(entry) ? { value: entry } : normalizeIpEntry(entry)));
-    const bad = results.findIndex((r) => 'error' in r);
-    if (bad < 0) return results.map((r) => (r as { value: string }).value);
-    ctx.addIssue({ code: 'custom', message: `"${entries[bad]}": ${(results[bad] as { error: string }).error}` });
-    return z.NEVER;
-  });
-}
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -45,7 +29,8 @@ const envSchema = z.object({
   REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(500),
   /**
    * The service's public origin (https://api.example.com), which the links it hands out start with
-   * (images). Unset: the scheme and Host of each request.
+   * (images). Needed in production, where links never come from a request's Host; unset in the
+   * sandbox: the scheme and Host of each request.
    */
   PUBLIC_BASE_URL: z
     .url({ protocol: /^https?$/ })
@@ -271,7 +256,6 @@ const envSchema = z.object({
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
 });
 
-
 /** The configuration: the variables parsed, checked together, and shaped as the service reads them. */
 const configSchema = envSchema.transform((e, ctx) => {
   // Rules across variables, once each variable is valid: the first one broken is reported.
@@ -285,6 +269,9 @@ const configSchema = envSchema.transform((e, ctx) => {
   if (Boolean(e.TLS_CERT_FILE) !== Boolean(e.TLS_KEY_FILE)) return refuse('TLS_CERT_FILE, TLS_KEY_FILE', 'set both (or neither)');
   if (e.HTTP_HEADERS_TIMEOUT_MS > e.HTTP_REQUEST_TIMEOUT_MS) {
     return refuse('HTTP_HEADERS_TIMEOUT_MS', 'must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
+  if (e.CHANNEL_ENV === 'production' && !e.PUBLIC_BASE_URL) {
+    return refuse('PUBLIC_BASE_URL', 'needed with CHANNEL_ENV=production (the public origin links start with, such as https://api.example.com): links are never made from a request\'s Host there');
   }
   if (e.SMTP_URL && !e.MAIL_FROM) return refuse('MAIL_FROM', 'needed with SMTP_URL (the sender address of voucher e-mails)');
   const tracesExporter = e.OTEL_SDK_DISABLED
@@ -411,48 +398,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   return parsed.data;
-}
-
-const absolute = (path: string): string => (isAbsolute(path) ? path : resolve(process.cwd(), path));
-
-/** scheme://host[:port] and nothing else, as browsers send in the Origin header. */
-function isOrigin(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === text;
-  } catch {
-    return false;
-  }
-}
-
-/** The OTEL_* list form: key=value pairs separated by commas, values percent-encoded (W3C Baggage octets). */
-function otelPairs(text: string, ctx: z.RefinementCtx): Record<string, string> {
-  const pairs: Record<string, string> = {};
-  for (const item of text.split(',')) {
-    if (!item.trim()) continue;
-    const eq = item.indexOf('=');
-    const key = eq > 0 ? item.slice(0, eq).trim() : '';
-    let value: string | undefined;
-    try {
-      value = eq > 0 ? decodeURIComponent(item.slice(eq + 1).trim()) : undefined;
-    } catch {
-      value = undefined;
-    }
-    if (!key || value === undefined) {
-      ctx.addIssue({ code: 'custom', message: `"${item.trim()}" is not key=value (values URL-encoded)` });
-      return z.NEVER;
-    }
-    pairs[key] = value;
-  }
-  return pairs;
-}
-
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-
-/** "500ms", "5s", "5m", "2h" in milliseconds; undefined when it is none of these. */
-function durationMs(text: string): number | undefined {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
-  return match ? Math.round(Number(match[1]) * DURATION_UNITS[match[2]!]!) : undefined;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { AppDeps } from '../../src/context.js';
 import { PREFIX } from '../../src/services/access/index.js';
 import { isOperatorToken } from '../../src/services/channels/index.js';
-import { ForbiddenError, isLoopback, UnauthorizedError } from '../../src/services/kernel/index.js';
+import { ForbiddenError, UnauthorizedError } from '../../src/services/kernel/index.js';
 import type { HttpEnv } from '../env.js';
 
 /** Who may use an operator surface (the operator API, /metrics). */
@@ -18,8 +18,8 @@ export interface OperatorRule {
 
 /**
  * The operator check, one for every operator surface: partner credentials (X-Api-Key, a channel's
- * bearer token) are refused with 403 FORBIDDEN; a caller elsewhere than loopback (the address the
- * front resolved, behind TRUSTED_PROXIES) is refused with 403 FORBIDDEN unless the surface's
+ * bearer token) are refused with 403 FORBIDDEN; a caller that is not local (a loopback peer that
+ * is not one of TRUSTED_PROXIES: anything through a proxy is remote) is refused with 403 FORBIDDEN unless the surface's
  * setting allows remote callers; then the operator token (Authorization: Bearer <ADMIN_TOKEN>) is
  * needed, 401 UNAUTHORIZED without it or with a wrong one; except on loopback for a surface
  * open there.
@@ -31,7 +31,7 @@ export function operatorOnly(deps: AppDeps, rule: OperatorRule): MiddlewareHandl
     if (c.req.header('x-api-key') || bearer?.startsWith(PREFIX.accessToken)) {
       throw new ForbiddenError(`${rule.name} is refused to partner credentials`);
     }
-    const loopback = isLoopback(c.get('clientIp'));
+    const loopback = c.get('local');
     if (!rule.allowRemote && !loopback) {
       throw new ForbiddenError(`${rule.name} answers only on loopback (set ${rule.remoteSetting}=true)`);
     }

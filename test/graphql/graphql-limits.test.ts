@@ -13,6 +13,9 @@ import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { gql, graphqlWsClient } from '../helpers/graphql.js';
 import { apiKey, startTestService, testEnv, type GraphQLResult, type TestService } from '../helpers/service.js';
 
+/** A production configuration as loadConfig takes it (production needs its public origin). */
+const PRODUCTION = { CHANNEL_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com' } as const;
+
 /**
  * GraphQL protection (docs/spec/DECISIONS.md "GraphQL", issue 7 part 3): depth, alias, token, directive and
  * cost limits refuse an operation just over them and accept one at them, over HTTP and graphql-ws;
@@ -364,7 +367,7 @@ describe('production: introspection and GraphiQL off, field suggestions hidden',
   });
 
   it('the switches turn introspection and GraphiQL back on', async () => {
-    const on = loadConfig({ CHANNEL_ENV: 'production', GRAPHQL_INTROSPECTION: 'true', GRAPHQL_GRAPHIQL: 'true' });
+    const on = loadConfig({ ...PRODUCTION, GRAPHQL_INTROSPECTION: 'true', GRAPHQL_GRAPHIQL: 'true' });
     expect(on.graphql).toMatchObject({ introspection: true, graphiql: true });
     const off = loadConfig({ GRAPHQL_INTROSPECTION: 'false', GRAPHQL_GRAPHIQL: 'false', GRAPHQL_BLOCK_FIELD_SUGGESTIONS: 'true' });
     expect(off.graphql).toMatchObject({ introspection: false, graphiql: false, blockFieldSuggestions: true });

@@ -59,6 +59,9 @@ export interface GraphQLResult {
   errors?: { message: string; path?: string[]; extensions?: { code?: string; details?: Record<string, unknown> } }[];
 }
 
+/** The origin of in-process requests (`request` below), and production's PUBLIC_BASE_URL in tests. */
+export const TEST_ORIGIN = 'http://channel.test';
+
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'channel-test-'));
   // No background booking sync or recovery: tests run them when they mean to (runBookingSync, recoverInFlight).
@@ -87,6 +90,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     env.ALLOW_EMBEDDED_DATABASE_IN_PRODUCTION = 'true';
   }
   if (process.env.REDIS_URL) env.REDIS_URL = process.env.REDIS_URL;
+  // Production needs its public origin: the one in-process requests reach (request(), below).
+  if (overrides.CHANNEL_ENV === 'production') env.PUBLIC_BASE_URL = TEST_ORIGIN;
   // Any suite can run with graphql-jit from a document's first run (GRAPHQL_JIT_AFTER=0) or without it.
   for (const name of ['GRAPHQL_JIT', 'GRAPHQL_JIT_AFTER']) if (process.env[name] !== undefined) env[name] = process.env[name]!;
   return { ...env, ...overrides };
@@ -130,7 +135,7 @@ export async function startTestServiceOn(env: Record<string, string>, options: D
 
   const request: TestService['request'] = (path, init = {}) => {
     const { ip = ownIp, ...rest } = init;
-    return service.fetch(new Request(`http://channel.test${path}`, rest), { incoming: { socket: { remoteAddress: ip } } });
+    return service.fetch(new Request(`${TEST_ORIGIN}${path}`, rest), { incoming: { socket: { remoteAddress: ip } } });
   };
 
   return {

@@ -79,7 +79,7 @@ describe('production on the embedded database', () => {
   function embedded(extra: Record<string, string> = {}): Record<string, string> {
     const dataDir = mkdtempSync(join(tmpdir(), 'channel-prod-'));
     made.push(dataDir);
-    return { DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', CHANNEL_ENV: 'production', BOOKING_SYNC_INTERVAL_MS: '0', BOOKING_RECOVERY_INTERVAL_MS: '0', ...extra };
+    return { DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', CHANNEL_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com', BOOKING_SYNC_INTERVAL_MS: '0', BOOKING_RECOVERY_INTERVAL_MS: '0', ...extra };
   }
 
   it('refuses to start without DATABASE_URL, with a ConfigError saying so, before it writes anything', async () => {

@@ -12,7 +12,7 @@ import { derivedSigningKey, offerClaims } from '../../src/services/access/index.
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { channelState } from '../helpers/bookingInvariants.js';
 import { day, v1 } from '../helpers/flow.js';
-import { apiKey, cleanupEnv, startTestService, startTestServiceOn, testEnv, type TestService } from '../helpers/service.js';
+import { apiKey, cleanupEnv, startTestService, startTestServiceOn, testEnv, TEST_ORIGIN, type TestService } from '../helpers/service.js';
 
 /**
  * Issue 15, finding 1: a sandbox instance pointed at the production database moved production
@@ -40,7 +40,8 @@ let running: TestService[] = [];
 
 /** A database of its own for one test (removed after it). */
 function database(overrides: Record<string, string> = {}): Record<string, string> {
-  const env = testEnv(overrides);
+  // Either environment may start on it: production's PUBLIC_BASE_URL is set for both.
+  const env = testEnv({ PUBLIC_BASE_URL: TEST_ORIGIN, ...overrides });
   envs.push(env);
   return env;
 }

@@ -57,8 +57,8 @@ beforeAll(async () => {
   // The dispatcher runs when the test drains it (EVENTS_POLL_INTERVAL_MS=0); a local proxy's
   // X-Forwarded-For is believed.
   [t, remote] = await Promise.all([
-    startTestService({ EVENTS_POLL_INTERVAL_MS: '0', TRUSTED_PROXIES: '127.0.0.0/8' }),
-    startTestService({ METRICS_ALLOW_REMOTE: 'true', TRUSTED_PROXIES: '127.0.0.0/8' }),
+    startTestService({ EVENTS_POLL_INTERVAL_MS: '0', TRUSTED_PROXIES: PROXY }),
+    startTestService({ METRICS_ALLOW_REMOTE: 'true', TRUSTED_PROXIES: PROXY }),
   ]);
   who = await t.channel({ name: 'Metrics Channel' });
 }, 120_000);
@@ -288,9 +288,19 @@ describe('who may scrape', () => {
   }
 
   it('loopback callers are served without a credential (the default instance and the remote one alike)', async () => {
-    expect((await t.request('/metrics', { ip: '127.0.0.1' })).status).toBe(200);
+    expect((await t.request('/metrics', { ip: '127.0.0.2' })).status).toBe(200);
     expect((await t.request('/metrics', { ip: '::1' })).status).toBe(200);
     expect((await remote.request('/metrics')).status).toBe(200);
+  });
+
+  it('a proxy on this host (one of TRUSTED_PROXIES) that forwards no address is not the operator', async () => {
+    const refused = await expectRefusal(await t.request('/metrics', { ip: PROXY }), 403, 'FORBIDDEN');
+    expect(refused.message).toMatch(/METRICS_ALLOW_REMOTE/);
+    // Nor one that forwards a loopback address: a caller through a proxy is never local.
+    await expectRefusal(await t.request('/metrics', { ip: PROXY, headers: { 'x-forwarded-for': '127.0.0.1' } }), 403, 'FORBIDDEN');
+    // With METRICS_ALLOW_REMOTE it needs the operator token, as any remote caller does.
+    await expectRefusal(await remote.request('/metrics', { ip: PROXY }), 401, 'UNAUTHORIZED');
+    expect((await remote.request('/metrics', { ip: PROXY, headers: operator(remote) })).status).toBe(200);
   });
 
   it('by default a caller from elsewhere is refused, operator token or not, directly or through a local proxy', async () => {

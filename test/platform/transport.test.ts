@@ -21,6 +21,9 @@ import { apiKey, startTestService, type TestService } from '../helpers/service.j
  */
 
 const ME = '/channel/v1/channels/me';
+/** A production configuration as loadConfig takes it (production needs its public origin). */
+const PRODUCTION = { CHANNEL_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com' } as const;
+
 const PROXY = '10.0.0.5';
 
 async function envelope(res: Response): Promise<{ code: string; details: Record<string, unknown> | null }> {
@@ -45,9 +48,9 @@ describe('REQUIRE_HTTPS', () => {
   afterAll(() => t.close());
 
   it('is on by default in production only', () => {
-    expect(loadConfig({ CHANNEL_ENV: 'production' }).transport.requireHttps).toBe(true);
+    expect(loadConfig({ ...PRODUCTION }).transport.requireHttps).toBe(true);
     expect(loadConfig({}).transport.requireHttps).toBe(false);
-    expect(loadConfig({ CHANNEL_ENV: 'production', REQUIRE_HTTPS: 'false' }).transport.requireHttps).toBe(false);
+    expect(loadConfig({ ...PRODUCTION, REQUIRE_HTTPS: 'false' }).transport.requireHttps).toBe(false);
   });
 
   it('refuses plain HTTP with 403 HTTPS_REQUIRED in the envelope, before the credential is looked at or charged', async () => {
@@ -338,7 +341,7 @@ describe('CORS', () => {
     expect(() => loadConfig({ CORS_ORIGINS: 'https://app.example.com/path' })).toThrow(ConfigError);
     expect(() => loadConfig({ CORS_ORIGINS: 'app.example.com' })).toThrow(ConfigError);
     expect(loadConfig({ CORS_ORIGINS: '*' }).transport.corsOrigins).toEqual(['*']);
-    expect(loadConfig({ CHANNEL_ENV: 'production' }).transport.corsOrigins).toEqual([]);
+    expect(loadConfig({ ...PRODUCTION }).transport.corsOrigins).toEqual([]);
   });
 });
 

@@ -630,7 +630,7 @@ describe('SMTP transport (SMTP_URL)', () => {
       const smtp = { SMTP_URL: 'smtp://127.0.0.1:2525', MAIL_FROM: 'a@example.com' };
       expect(anyRecipientAllowed(loadConfig(env))).toBe(true);
       expect(anyRecipientAllowed(loadConfig({ ...env, ...smtp }))).toBe(false);
-      expect(anyRecipientAllowed(loadConfig({ ...env, ...smtp, CHANNEL_ENV: 'production' }))).toBe(true);
+      expect(anyRecipientAllowed(loadConfig({ ...env, ...smtp, CHANNEL_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com' }))).toBe(true);
     } finally {
       rmSync(env.DATA_DIR!, { recursive: true, force: true });
     }
