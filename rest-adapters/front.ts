@@ -2,7 +2,7 @@ import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type Out
 import type { AppDeps } from '../src/context.js';
 import type { Tracing } from '../src/telemetry/tracing.js';
 import { addressRefusal } from '../src/services/access/index.js';
-import { BadRequestError, PayloadTooLargeError, ServiceUnavailableError, type AppError, type RateLimitError } from '../src/services/kernel/index.js';
+import { PayloadTooLargeError, ServiceUnavailableError, type AppError, type RateLimitError } from '../src/services/kernel/index.js';
 import { classify, errorBody, logFailure } from './envelope.js';
 import { attachExchange, Exchange, exchangeOf } from './http.js';
 import { httpMetrics } from './httpMetrics.js';
@@ -178,7 +178,11 @@ function headerOf(res: ServerResponse, given: OutgoingHttpHeaders | OutgoingHttp
 }
 
 const HEALTH = new Set(['/healthz', '/readyz']);
-const ABNORMAL_PATH = 'The request path must be in normal form: no `.` or `..` segments (plain or percent-encoded), no empty segments, no backslashes, no encoded slashes and no percent-encoded letters, digits or `-._~`';
+/** The query of a request target (`?a=1`), or the empty string. */
+function queryOf(target: string): string {
+  const at = target.indexOf('?');
+  return at < 0 ? '' : target.slice(at);
+}
 
 /** The request listener of the service's HTTP server (src/server.ts) and of its in-process fetch. */
 export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surfaces, shuttingDown: () => boolean): RequestListener {
@@ -212,10 +216,14 @@ export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surf
       res.end();
       return;
     }
-    if (ex.abnormalPath) return refuseBefore(ex, new BadRequestError('BAD_REQUEST', ABNORMAL_PATH));
     const graphql = ex.path === '/graphql' && surfaces.graphql;
     const surface = graphql || surfaces.rest;
-    if (graphql) ex.route = '/graphql';
+    if (graphql) {
+      ex.route = '/graphql';
+      // Another spelling of the endpoint (`/x/../graphql`): Yoga, which reads the target, sees it as the front did.
+      const spelled = `/graphql${queryOf(req.url!)}`;
+      if (req.url !== spelled) req.url = spelled;
+    }
     // Health answers before the shutdown gate, so a load balancer sees readiness drop to 503.
     if (HEALTH.has(ex.path) && (method === 'GET' || method === 'HEAD')) return surfaces.rest(req, res, ex);
     const refusal = rules.httpsRefusal(ex.https, ex.path, ex.local) ?? (shuttingDown() ? new ServiceUnavailableError() : null);

@@ -73,12 +73,8 @@ export class Exchange {
    * that sends no X-Forwarded-For is not the operator).
    */
   readonly local: boolean;
-  /**
-   * The path, without the query, as the router reads it (routedPath); the target itself when it
-   * is not in normal form (`abnormalPath`, refused by the front before any rule reads the path).
-   */
+  /** The path, without the query, as the router reads it (routedPath: dot segments resolved, decoded). */
   readonly path: string;
-  readonly abnormalPath: boolean;
   /**
    * The route template that answered (`/channel/v1/properties/{id}`, `/graphql`), set by the
    * surface once it has routed the request; undefined when nothing matched (a 404 of no route, a
@@ -95,10 +91,7 @@ export class Exchange {
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
   ) {
-    const target = req.url ?? '/';
-    const path = routedPath(target);
-    this.abnormalPath = path === null;
-    this.path = path ?? target;
+    this.path = routedPath(req.url ?? '/');
     this.id = requestIdOf(header(req, 'x-request-id'));
     const { trustedProxies } = deps.config;
     const socket = socketFacts(req.socket as FactSocket, trustedProxies);
