@@ -2,8 +2,8 @@ import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type Out
 import type { AppDeps } from '../src/context.js';
 import type { Tracing } from '../src/telemetry/tracing.js';
 import { addressRefusal } from '../src/services/access/index.js';
-import { PayloadTooLargeError, ServiceUnavailableError, type AppError, type RateLimitError } from '../src/services/kernel/index.js';
-import { classify, errorBody, logFailure } from './envelope.js';
+import { PayloadTooLargeError, ServiceUnavailableError, ValidationError, type AppError, type RateLimitError } from '../src/services/kernel/index.js';
+import { classify, errorBody, invalidRequest, logFailure } from './envelope.js';
 import { attachExchange, Exchange, exchangeOf } from './http.js';
 import { httpMetrics } from './httpMetrics.js';
 import type { HeaderList, TransportRules } from './transport.js';
@@ -178,6 +178,17 @@ function headerOf(res: ServerResponse, given: OutgoingHttpHeaders | OutgoingHttp
 }
 
 const HEALTH = new Set(['/healthz', '/readyz']);
+const UNROUTABLE = [{ field: '(path)', reason: 'not a path the service routes: a backslash before the query, or no path at all' }];
+
+/**
+ * A target the router refuses (routedPath's null), as every route documents its 400: v2's
+ * INVALID_REQUEST under its prefix, VALIDATION_ERROR elsewhere (@hono/node-server had answered it
+ * a bare 400, before any rule as here).
+ */
+function unroutable(target: string): AppError {
+  return target.startsWith('/api/channel/v2/') ? invalidRequest(UNROUTABLE) : new ValidationError(UNROUTABLE);
+}
+
 /** The query of a request target (`?a=1`), or the empty string. */
 function queryOf(target: string): string {
   const at = target.indexOf('?');
@@ -216,6 +227,7 @@ export function createFront(deps: AppDeps, rules: TransportRules, surfaces: Surf
       res.end();
       return;
     }
+    if (ex.unroutable) return refuseBefore(ex, unroutable(ex.path));
     const graphql = ex.path === '/graphql' && surfaces.graphql;
     const surface = graphql || surfaces.rest;
     if (graphql) {

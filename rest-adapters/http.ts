@@ -73,8 +73,13 @@ export class Exchange {
    * that sends no X-Forwarded-For is not the operator).
    */
   readonly local: boolean;
-  /** The path, without the query, as the router reads it (routedPath: dot segments resolved, decoded). */
+  /**
+   * The path, without the query, as the router reads it (routedPath: dot segments resolved,
+   * decoded); the target itself when the router would refuse it (`unroutable`: a backslash in
+   * the path, a target that is no path nor URL), which the front answers 400 before any rule.
+   */
   readonly path: string;
+  readonly unroutable: boolean;
   /**
    * The route template that answered (`/channel/v1/properties/{id}`, `/graphql`), set by the
    * surface once it has routed the request; undefined when nothing matched (a 404 of no route, a
@@ -91,7 +96,10 @@ export class Exchange {
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
   ) {
-    this.path = routedPath(req.url ?? '/');
+    const target = req.url ?? '/';
+    const path = routedPath(target);
+    this.unroutable = path === null;
+    this.path = path ?? target;
     this.id = requestIdOf(header(req, 'x-request-id'));
     const { trustedProxies } = deps.config;
     const socket = socketFacts(req.socket as FactSocket, trustedProxies);

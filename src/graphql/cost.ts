@@ -61,7 +61,7 @@ import { INSTANCE_COST, WHOLE_LIST, type InstanceCost } from './costField.js';
  * one item here too: its length is the content's (a property's images, as REST's answer carries
  * them), not the document's; what the bound is for is what a document multiplies (pages, unpaged
  * lists, lists under lists), so the REST page's twin (100 properties with all their content:
- * about 173,000) passes and an event history nested four levels (363,000) does not.
+ * about 164,000) passes and an event history nested four levels (363,000) does not.
  * Introspection fields count one value each (their answer is the schema's, bounded by the alias limit).
  */
 export const QUERY_COST = {
@@ -265,9 +265,10 @@ class CostWalker {
     const points = own ? own.points : 0;
     const named = getNamedType(field.type);
     const anyList = isListType(getNullableType(field.type));
-    if (isLeafType(named) || !isCompositeType(named)) return { items: 0, points, values: anyList ? 1 + QUERY_COST.unpagedListSize : 1 };
+    const whole = field.extensions[WHOLE_LIST] === true;
+    if (isLeafType(named) || !isCompositeType(named)) return { items: 0, points, values: anyList ? 1 + (whole ? 1 : QUERY_COST.unpagedListSize) : 1 };
     const size = this.pageSizeOf(node, field);
-    const list = anyList && field.extensions[WHOLE_LIST] !== true;
+    const list = anyList && !whole;
     // A list multiplies what is under it by its page; a page object hands its size to its lists.
     const instances = list ? (size ?? pageSize ?? QUERY_COST.unpagedListSize) : 1;
     const under = node.selectionSet ? this.tally(node.selectionSet, named, list ? undefined : size) : NOTHING;

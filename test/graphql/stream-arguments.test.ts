@@ -45,6 +45,22 @@ describe('@stream(initialCount: -5)', () => {
       expect(body.errors).toHaveLength(1);
       expect(body.errors[0].extensions).toEqual(REFUSAL);
     }
+    // null, as a literal or a variable, and a variable's default when it is not sent: the same refusal.
+    const nullable = 'query Streamed($n: Int) { properties(first: 3) { edges @stream(initialCount: $n) { node { id } } } }';
+    const defaulted = 'query Streamed($n: Int = -5) { properties(first: 3) { edges @stream(initialCount: $n) { node { id } } } }';
+    for (const [query, variables, found] of [
+      ['{ properties(first: 3) { edges @stream(initialCount: null) { node { id } } } }', {}, 'null'],
+      [nullable, { n: null }, 'null'],
+      [defaulted, {}, '-5'],
+    ] as const) {
+      const { status, body } = await post(query, variables);
+      expect(status, query).toBe(400);
+      expect(body.errors[0].extensions, query).toEqual({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'initialCount', reason: `must be 0 or more (found ${found})` }] } });
+    }
+    // A nullable variable not sent at all is the directive's default (0): it runs.
+    const unsent = await post(nullable, {}, 'application/graphql-response+json');
+    expect(unsent.status).toBe(200);
+    expect(unsent.body.data.properties.edges).toHaveLength(3);
     // The same document with a count of 0 or more runs (whole, to a client that accepts JSON only).
     const { status, body } = await post(STREAMED_BY_VARIABLE, { n: 0 }, 'application/graphql-response+json');
     expect(status).toBe(200);

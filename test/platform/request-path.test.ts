@@ -7,7 +7,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 /**
  * The front's path rules (the HTTPS rule and its exception for operator routes from loopback,
  * the GraphQL endpoint, health) read the path as the router reads it: dot segments resolved
- * (plain or percent-encoded), backslashes as slashes, percent-encodings decoded. Sent over a raw
+ * (plain or percent-encoded), percent-encodings decoded; a target the router refuses is 400. Sent over a raw
  * socket: a client library would remove the dot segments itself.
  */
 
@@ -66,16 +66,31 @@ describe('request paths under REQUIRE_HTTPS, from loopback over plain HTTP', () 
       '/admin/%2E%2E/channel/v1/channels/me',
       '/admin/.%2e/channel/v1/channels/me',
       '/admin/./../channel/v1/channels/me',
-      '/admin\\..\\channel/v1/channels/me',
       '/metrics/../channel/v1/channels/me',
       '/%63hannel/v1/channels/%6De',
       'http://channel.test/admin/../channel/v1/channels/me',
+      // An absolute-form target with an empty authority: the WHATWG parser takes `admin` for the host.
+      'http:///admin/channel/v1/channels/me',
+      'https:///admin/channel/v1/channels/me',
+      'http://metrics/channel/v1/channels/me',
     ]) {
       const answer = await get(port, target, creds.api_key);
       expect(answer.status, target).toBe(403);
       expect(codeOf(answer), target).toBe('HTTPS_REQUIRED');
       expect(answer.body).not.toContain('"channel_id"');
     }
+  });
+
+  it('a target the router refuses (a backslash in the path, no path) is 400 in the envelope before any rule', async () => {
+    for (const target of ['/admin\\..\\channel/v1/channels/me', '/admin/v1\\channels', 'HTTP://x/admin/v1/channels', '*']) {
+      const answer = await get(port, target, creds.api_key);
+      expect(answer.status, target).toBe(400);
+      expect(codeOf(answer), target).toBe('VALIDATION_ERROR');
+      expect(JSON.parse(answer.body).error.details.fields[0].field, target).toBe('(path)');
+    }
+    // A backslash in the query is the query's.
+    const query = await get(port, `${ME}?note=a\\b`, creds.api_key);
+    expect(codeOf(query)).toBe('HTTPS_REQUIRED');
   });
 
   it('the operator route in any spelling is the operator route: reached from loopback, asking for its token', async () => {
@@ -96,8 +111,8 @@ describe('request paths under REQUIRE_HTTPS, from loopback over plain HTTP', () 
         port,
         `GET ${target} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n`,
       );
-    for (const target of ['/graphql', '/x/../graphql', '/%67raphql']) expect((await upgrade(target)).status, target).toBe(403);
-    expect((await upgrade('/graphql%2f')).status).toBe(404);
+    for (const target of ['/graphql', '/x/../graphql', '/%67raphql', 'http:///graphql/../graphql']) expect((await upgrade(target)).status, target).toBe(403);
+    for (const target of ['/graphql%2f', '/x\\..\\graphql', 'http:///graphql']) expect((await upgrade(target)).status, target).toBe(404);
   });
 });
 
@@ -150,12 +165,15 @@ describe('routedPath', () => {
     expect(routedPath('/a%2Fb')).toBe('/a%2Fb');
     expect(routedPath('/a/../b/./c')).toBe('/b/c');
     expect(routedPath('/a/%2e%2E/b')).toBe('/b');
-    expect(routedPath('/a\\..\\b')).toBe('/b');
+    expect(routedPath('/a\\..\\b')).toBeNull();
+    expect(routedPath('/a?b\\c')).toBe('/a');
+    expect(routedPath('http:///admin/x')).toBe('/x');
+    expect(routedPath('HTTP://h/x')).toBeNull();
     expect(routedPath('/../../etc')).toBe('/etc');
     expect(routedPath('//a//b')).toBe('//a//b');
     expect(routedPath('//a/%61')).toBe('//a/a');
     expect(routedPath('http://h:8080/x/../y?z')).toBe('/y');
     expect(routedPath('http://h')).toBe('/');
-    expect(routedPath('*')).toBe('*');
+    expect(routedPath('*')).toBeNull();
   });
 });

@@ -4,8 +4,8 @@ import { ValidationError } from '../../services/kernel/index.js';
 import { errorExtensions } from '../errors.js';
 
 /**
- * `@stream(initialCount:)` with the request's variables is a whole number of 0 or more, or the
- * operation is refused while validating (400 VALIDATION_ERROR naming initialCount, over graphql-ws
+ * `@stream(initialCount:)` with the request's variables (a variable not sent: its default) is a
+ * whole number of 0 or more, not null, or the operation is refused while validating (400 VALIDATION_ERROR naming initialCount, over graphql-ws
  * an error of the operation) instead of failing as it runs (graphql-js throws there: an internal
  * error, logged as one). Validation has checked the argument's type (Int), not its sign. Each
  * parsed document is walked once for its @stream arguments; the values are checked on every
@@ -19,19 +19,20 @@ export function streamArguments(): Plugin {
         if (!valid) return;
         const params = (context as { params?: { variables?: unknown } }).params;
         const variables = params?.variables && typeof params.variables === 'object' ? (params.variables as Record<string, unknown>) : {};
-        const found = negativeInitialCount(documentAST, variables);
-        if (found === undefined) return;
-        const refusal = new ValidationError([{ field: 'initialCount', reason: `must be 0 or more (found ${found})` }]);
+        const found = badInitialCount(documentAST, variables);
+        if (!found) return;
+        const refusal = new ValidationError([{ field: 'initialCount', reason: `must be 0 or more (found ${JSON.stringify(found.value)})` }]);
         throw new GraphQLError(refusal.message, { extensions: errorExtensions(refusal, { spec: true }) });
       };
     },
   };
 }
 
-/** What a document's @stream directives give as initialCount: the literals, and the variables' names. */
+/** What a document's @stream directives give as initialCount: the literals, the variables' names, and their defaults. */
 interface StreamCounts {
   literals: unknown[];
   variables: string[];
+  defaults: Map<string, unknown>;
 }
 
 /** Per parsed document (Yoga's parse cache hands the same one back), so a request walks it once at most. */
@@ -40,9 +41,12 @@ const counts = new WeakMap<DocumentNode, StreamCounts>();
 function streamCounts(document: DocumentNode): StreamCounts {
   let found = counts.get(document);
   if (found) return found;
-  found = { literals: [], variables: [] };
+  found = { literals: [], variables: [], defaults: new Map() };
   const into = found;
   visit(document, {
+    VariableDefinition(node) {
+      if (node.defaultValue) into.defaults.set(node.variable.name.value, valueFromASTUntyped(node.defaultValue));
+    },
     Directive(node) {
       if (node.name.value !== 'stream') return;
       const argument = node.arguments?.find((a) => a.name.value === 'initialCount');
@@ -55,9 +59,16 @@ function streamCounts(document: DocumentNode): StreamCounts {
   return found;
 }
 
-/** The first @stream initialCount of the document below 0 (or not a whole number), if any. */
-function negativeInitialCount(document: DocumentNode, variables: Readonly<Record<string, unknown>>): unknown {
-  const { literals, variables: names } = streamCounts(document);
-  const given = names.map((name) => (Object.hasOwn(variables, name) ? variables[name] : undefined));
-  return [...literals, ...given].find((value) => typeof value === 'number' && !(Number.isInteger(value) && value >= 0));
+/**
+ * The first @stream initialCount of the document that is not a whole number of 0 or more (null
+ * included: the executor needs a number), with the request's variables, or else the variables'
+ * defaults; undefined when all are (an absent argument, or a variable neither sent nor defaulted,
+ * is the directive's default 0).
+ */
+function badInitialCount(document: DocumentNode, variables: Readonly<Record<string, unknown>>): { value: unknown } | undefined {
+  const { literals, variables: names, defaults } = streamCounts(document);
+  const given = names.flatMap((name) => (Object.hasOwn(variables, name) ? [variables[name]] : defaults.has(name) ? [defaults.get(name)] : []));
+  const values = [...literals, ...given];
+  const bad = values.findIndex((value) => !(typeof value === 'number' && Number.isInteger(value) && value >= 0));
+  return bad < 0 ? undefined : { value: values[bad] };
 }
