@@ -7,6 +7,7 @@ import { classify, errorBody, invalidRequest, logFailure } from './envelope.js';
 import { attachExchange, Exchange, exchangeOf } from './http.js';
 import { httpMetrics } from './httpMetrics.js';
 import type { HeaderList, TransportRules } from './transport.js';
+import { V2_BASE } from './v2/links.js';
 
 /**
  * The front: the one pre-handler every HTTP request of the service passes, REST and GraphQL alike,
@@ -134,8 +135,7 @@ function finalHeaders(res: FrontAnswer, status: number, given: OutgoingHttpHeade
   if (rules.cors) {
     set(res, rules.cors.answer(state.origin));
     // Vary: Origin is added to the handler's own Vary, as Hono's cors appends it.
-    const vary = rules.cors.varyOrigin && given && !Array.isArray(given) ? givenKey(given, 'vary') : undefined;
-    if (vary) (given as OutgoingHttpHeaders)[vary] = `${String((given as OutgoingHttpHeaders)[vary])}, Origin`;
+    if (rules.cors.varyOrigin) addVary(res, given, 'Origin');
   }
   if (ex.req.headers['x-api-key'] !== undefined || ex.req.headers.authorization !== undefined) privateAnswer(res, given);
   res.setHeader('X-Request-Id', ex.id);
@@ -151,16 +151,19 @@ function finalHeaders(res: FrontAnswer, status: number, given: OutgoingHttpHeade
  */
 function privateAnswer(res: ServerResponse, given: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined): void {
   if (headerOf(res, given, 'cache-control') === undefined) res.setHeader('Cache-Control', 'no-store');
+  addVary(res, given, 'X-Api-Key, Authorization');
+}
+
+/** `names` added to the answer's Vary: the one the handler gives writeHead, or else the one set on the response. */
+function addVary(res: ServerResponse, given: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined, names: string): void {
   const key = given && !Array.isArray(given) ? givenKey(given, 'vary') : undefined;
   if (key) {
-    (given as OutgoingHttpHeaders)[key] = `${String((given as OutgoingHttpHeaders)[key])}, ${CREDENTIAL_VARY}`;
+    (given as OutgoingHttpHeaders)[key] = `${String((given as OutgoingHttpHeaders)[key])}, ${names}`;
     return;
   }
   const vary = res.getHeader('vary');
-  res.setHeader('Vary', vary === undefined ? CREDENTIAL_VARY : `${String(vary)}, ${CREDENTIAL_VARY}`);
+  res.setHeader('Vary', vary === undefined ? names : `${String(vary)}, ${names}`);
 }
-
-const CREDENTIAL_VARY = 'X-Api-Key, Authorization';
 
 function set(res: ServerResponse, headers: HeaderList): void {
   for (const [name, value] of headers) res.setHeader(name, value);
@@ -186,7 +189,7 @@ const UNROUTABLE = [{ field: '(path)', reason: 'not a path the service routes: a
  * a bare 400, before any rule as here).
  */
 function unroutable(target: string): AppError {
-  return target.startsWith('/api/channel/v2/') ? invalidRequest(UNROUTABLE) : new ValidationError(UNROUTABLE);
+  return target.startsWith(`${V2_BASE}/`) ? invalidRequest(UNROUTABLE) : new ValidationError(UNROUTABLE);
 }
 
 /** The query of a request target (`?a=1`), or the empty string. */

@@ -33,7 +33,7 @@ export interface CorsRules {
   answer(origin: string): HeaderList;
   /** The whole answer to a preflight from `origin`: 204 with these headers. */
   preflight(origin: string): HeaderList;
-  /** Whether `Vary: Origin` goes on every answer (a list of origins rather than *). */
+  /** Whether `Vary: Origin` goes on every answer (a list of origins rather than *); `answer` leaves Vary out. */
   readonly varyOrigin: boolean;
 }
 
@@ -185,7 +185,8 @@ async function corsRulesOf(origins: readonly string[]): Promise<CorsRules | null
   const of = async (origin: string) => {
     const headers: Record<string, string> = origin ? { origin } : {};
     return {
-      answer: await headersOf(rules, { headers }),
+      // Vary is the front's to write (`varyOrigin`), added to the handler's own with any other names.
+      answer: (await headersOf(rules, { headers })).filter(([name]) => name !== 'vary'),
       preflight: await headersOf(rules, { method: 'OPTIONS', headers: { ...headers, 'access-control-request-method': 'POST' } }),
     };
   };

@@ -4,16 +4,6 @@ import { documentMeasure, type DocumentMeasure, type QueryCostOptions } from './
 /** The cost already worked out for an operation's context (the cost limit's), so the rate limit does not walk the document again. */
 const known = new WeakMap<object, { document: DocumentNode; variables: unknown; operationName: unknown; measure: DocumentMeasure }>();
 
-/** The cost of measureOnce. */
-export function costOnce(
-  context: unknown,
-  document: DocumentNode,
-  variables: Readonly<Record<string, unknown>> | null | undefined,
-  options: QueryCostOptions = {},
-): number {
-  return measureOnce(context, document, variables, options).cost;
-}
-
 /**
  * documentMeasure (cost.ts), once per operation: the cost limit (while validating) and the rate limit
  * (when the operation runs over HTTP, or when it is subscribed over graphql-ws) ask for the same

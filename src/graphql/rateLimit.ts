@@ -1,7 +1,7 @@
 import type { DocumentNode, ExecutionResult, GraphQLError, GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
-import { costOnce } from './costOnce.js';
+import { measureOnce } from './costOnce.js';
 import { rateLimitHeaders } from '../services/access/index.js';
 import {
   charge,
@@ -63,10 +63,10 @@ export function useRateLimit(): Plugin {
     const ctx = requestContextOf(args.contextValue);
     const charged = await charge(ctx, () =>
       // Worked out once: the cost limit did it while validating (costOnce.ts).
-      costOnce(args.contextValue, args.document, args.variableValues as Record<string, unknown> | undefined, {
+      measureOnce(args.contextValue, args.document, args.variableValues as Record<string, unknown> | undefined, {
         schema: args.schema,
         operationName: args.operationName,
-      }),
+      }).cost,
     );
     if (charged && !charged.decision.allowed) {
       setResultAndStopExecution(withExtension({ errors: [rateLimitError(charged, true)] }, charged));
@@ -160,7 +160,7 @@ export async function chargeWsOperation(
 ): Promise<readonly GraphQLError[] | null> {
   const charged = await charge(
     ctx,
-    () => costOnce(operation.contextValue, operation.document, operation.variables, { schema: operation.schema, operationName: operation.operationName }),
+    () => measureOnce(operation.contextValue, operation.document, operation.variables, { schema: operation.schema, operationName: operation.operationName }).cost,
     'graphql_ws',
   );
   return charged && !charged.decision.allowed ? [rateLimitError(charged, false)] : null;

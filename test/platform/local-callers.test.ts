@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
+import { expectError } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -18,12 +19,6 @@ import { apiKey, startTestService, type TestService } from '../helpers/service.j
 const PROXY = '127.0.0.1';
 const ORIGIN = 'https://api.example.com';
 
-async function codeOf(res: Response): Promise<{ code: string; message: string }> {
-  const body = (await res.json()) as { error: { code: string; message: string }; meta: { request_id: string } };
-  expect(body.meta.request_id).toBe(res.headers.get('x-request-id'));
-  return body.error;
-}
-
 describe('behind a proxy on this host (TRUSTED_PROXIES=127.0.0.1), production, plain HTTP', () => {
   let t: TestService;
   const operatorPost = (ip: string, headers: Record<string, string> = {}) =>
@@ -34,23 +29,15 @@ describe('behind a proxy on this host (TRUSTED_PROXIES=127.0.0.1), production, p
   afterAll(() => t.close());
 
   it('the proxy sending no X-Forwarded-For gets the HTTPS rule, not the loopback exception', async () => {
-    const relayed = await operatorPost(PROXY);
-    expect(relayed.status).toBe(403);
-    expect((await codeOf(relayed)).code).toBe('HTTPS_REQUIRED');
-    const metrics = await t.request('/metrics', { ip: PROXY });
-    expect(metrics.status).toBe(403);
-    expect((await codeOf(metrics)).code).toBe('HTTPS_REQUIRED');
+    await expectError(await operatorPost(PROXY), 403, 'HTTPS_REQUIRED');
+    await expectError(await t.request('/metrics', { ip: PROXY }), 403, 'HTTPS_REQUIRED');
     // A forwarded loopback address is the proxy's word, not a local caller.
-    const forwarded = await operatorPost(PROXY, { 'x-forwarded-for': '127.0.0.1' });
-    expect((await codeOf(forwarded)).code).toBe('HTTPS_REQUIRED');
+    await expectError(await operatorPost(PROXY, { 'x-forwarded-for': '127.0.0.1' }), 403, 'HTTPS_REQUIRED');
   });
 
   it('over HTTPS through the proxy the operator API is still remote: 403 naming ADMIN_ALLOW_REMOTE, token or not', async () => {
     const https = { 'x-forwarded-proto': 'https' };
-    const refused = await operatorPost(PROXY, https);
-    expect(refused.status).toBe(403);
-    const error = await codeOf(refused);
-    expect(error.code).toBe('FORBIDDEN');
+    const error = await expectError(await operatorPost(PROXY, https), 403, 'FORBIDDEN');
     expect(error.message).toMatch(/ADMIN_ALLOW_REMOTE/);
     const withToken = await operatorPost(PROXY, { ...https, authorization: `Bearer ${t.service.adminToken.token}` });
     expect(withToken.status).toBe(403);
@@ -58,13 +45,9 @@ describe('behind a proxy on this host (TRUSTED_PROXIES=127.0.0.1), production, p
   });
 
   it('a process on this host that is not the proxy is local: the operator API asks for its token, /metrics answers', async () => {
-    const local = await operatorPost('127.0.0.3');
-    expect(local.status).toBe(401);
-    expect((await codeOf(local)).code).toBe('UNAUTHORIZED');
+    await expectError(await operatorPost('127.0.0.3'), 401, 'UNAUTHORIZED');
     // With the token it reaches the route itself, whose body check answers.
-    const checked = await operatorPost('::1', { authorization: `Bearer ${t.service.adminToken.token}` });
-    expect(checked.status).toBe(400);
-    expect((await codeOf(checked)).code).toBe('VALIDATION_ERROR');
+    await expectError(await operatorPost('::1', { authorization: `Bearer ${t.service.adminToken.token}` }), 400, 'VALIDATION_ERROR');
     expect((await t.request('/metrics', { ip: '127.0.0.3' })).status).toBe(200);
   });
 });

@@ -9,8 +9,8 @@ import { LIMIT_CODES, LIMIT_MESSAGES } from './limits.js';
  * GRAPHQL_MAX_COST and GRAPHQL_MAX_ANSWER_VALUES: an operation whose documentCost (the points the
  * rate limit charges, with the request's variables: `first: $n` counts n) is over the limit, or
  * whose answer may hold more values than allowed (documentMeasure), is refused while validating,
- * before it runs or is charged (COST_LIMIT_EXCEEDED, ANSWER_LIMIT_EXCEEDED). The check follows validation (a valid document only) on every request,
- * cached validation results included; the refusal is thrown rather than added to the result, so
+ * before it runs or is charged (COST_LIMIT_EXCEEDED, ANSWER_LIMIT_EXCEEDED). The check follows
+ * validation (a valid document only) on every request, cached validation results included; the refusal is thrown rather than added to the result, so
  * Yoga's validation cache, keyed by the document alone, never keeps it for other variables.
  * `onRefused` hears of each refusal (the operation metrics count it).
  */
