@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
+import { v1 } from '../helpers/flow.js';
 import { dataOf, gql } from '../helpers/graphql.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -13,7 +13,7 @@ import { apiKey, startTestService, type TestService } from '../helpers/service.j
 
 let t: TestService;
 let who: IssuedCredentials;
-let receiver: Server;
+let receiver: Receiver;
 let webhookId: string;
 let deliveryId: string;
 
@@ -22,15 +22,9 @@ const ATTEMPTS = 70;
 beforeAll(async () => {
   t = await startTestService();
   who = await t.channel({ name: 'Attempt Log' });
-  receiver = createServer((_req, res) => res.writeHead(204).end());
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  const call = (method: string, path: string, body?: unknown) =>
-    t.request(`/channel/v1${path}`, {
-      method,
-      headers: { ...apiKey(who), 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+  receiver = await startReceiver(() => 204);
+  const url = receiver.url('/hook');
+  const { call } = v1(t, who);
   webhookId = (await (await call('POST', '/webhooks', { url })).json()).data.id;
   deliveryId = (await (await call('POST', `/webhooks/${webhookId}/ping`)).json()).data.id;
   // The attempts that 69 replays to a receiver that answers leave behind.
@@ -51,7 +45,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+  await receiver?.close();
 });
 
 const newest50 = Array.from({ length: 50 }, (_, i) => ATTEMPTS - 49 + i);
