@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { expect } from 'vitest';
 
 /** The `error` member of the service's error envelope. */
@@ -36,4 +37,18 @@ export async function expectError(res: Response, status: number, code: string, {
     expect(body.meta!.request_id).toBe(res.headers.get('x-request-id'));
   }
   return body.error!;
+}
+
+/**
+ * One request written byte for byte on a fresh socket to 127.0.0.1:`port` (a target a client
+ * library would normalise, an upgrade, hostile headers), and all the server wrote until it closed.
+ */
+export function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk.toString()));
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+  });
 }

@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
-import { expectError } from '../helpers/http.js';
+import { expectError, rawExchange } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -105,17 +104,10 @@ describe('PUBLIC_BASE_URL in production', () => {
         'Host: attacker.example',
         'Host: attacker.example\r\nX-Forwarded-Host: attacker.example\r\nX-Forwarded-Proto: http',
       ]) {
-        const answer = await new Promise<string>((resolve, reject) => {
-          const socket = connect(port, '127.0.0.1', () =>
-            socket.write(
-              `POST /graphql HTTP/1.1\r\n${headers}\r\nX-Api-Key: ${who.api_key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-            ),
-          );
-          let text = '';
-          socket.on('data', (chunk) => (text += chunk.toString()));
-          socket.on('close', () => resolve(text));
-          socket.on('error', reject);
-        });
+        const answer = await rawExchange(
+          port,
+          `POST /graphql HTTP/1.1\r\n${headers}\r\nX-Api-Key: ${who.api_key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
         expect(answer).toMatch(/^HTTP\/1\.1 200 /);
         const json = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { data: { property: { heroImage: { links: { href: string }[] } } } };
         const links = json.data.property.heroImage.links.map((l) => l.href);

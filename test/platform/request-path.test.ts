@@ -1,7 +1,7 @@
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routedPath } from '../../rest-adapters/requestPath.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
+import { rawExchange } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -18,17 +18,10 @@ interface RawAnswer {
 }
 
 /** One request written byte for byte on a fresh socket from loopback, and its whole answer. */
-function raw(port: number, lines: string): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(lines));
-    let text = '';
-    socket.on('data', (chunk) => (text += chunk.toString()));
-    socket.on('close', () => {
-      const split = text.indexOf('\r\n\r\n');
-      resolve({ status: Number(text.slice(9, 12)), headers: text.slice(0, split), body: text.slice(split + 4) });
-    });
-    socket.on('error', reject);
-  });
+async function raw(port: number, lines: string): Promise<RawAnswer> {
+  const text = await rawExchange(port, lines);
+  const split = text.indexOf('\r\n\r\n');
+  return { status: Number(text.slice(9, 12)), headers: text.slice(0, split), body: text.slice(split + 4) };
 }
 
 function get(port: number, target: string, key?: string): Promise<RawAnswer> {

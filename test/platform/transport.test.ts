@@ -12,6 +12,7 @@ import WebSocket from 'ws';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import type { IssuedCredentials } from '../../src/services/channels/index.js';
 import { day, v1 } from '../helpers/flow.js';
+import { rawExchange } from '../helpers/http.js';
 import { apiKey, startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -82,15 +83,10 @@ describe('REQUIRE_HTTPS', () => {
 
   it('refuses a plain graphql-ws upgrade with 403 HTTPS_REQUIRED in the envelope', async () => {
     const port = await t.service.listen(0);
-    const answer = await new Promise<string>((resolve, reject) => {
-      const socket = netConnect(port, '127.0.0.1', () =>
-        socket.write('GET /graphql HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n'),
-      );
-      let text = '';
-      socket.on('data', (chunk) => (text += chunk.toString()));
-      socket.on('close', () => resolve(text));
-      socket.on('error', reject);
-    });
+    const answer = await rawExchange(
+      port,
+      'GET /graphql HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n',
+    );
     expect(answer).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
     const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { error: { code: string }; meta: { request_id: string } };
     expect(body.error.code).toBe('HTTPS_REQUIRED');
