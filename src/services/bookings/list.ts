@@ -171,7 +171,9 @@ export async function bookingEvents(ctx: RequestContext, bookingIds: readonly st
   const byBooking = new Map<string, BookingEventEntry[]>();
   for (const row of rows) {
     const entry = { id: row.id, type: row.type, occurredAt: new Date(row.occurredAt), booking: payloadOf(row.payload) };
-    byBooking.set(row.bookingId, [...(byBooking.get(row.bookingId) ?? []), entry]);
+    const entries = byBooking.get(row.bookingId);
+    if (entries) entries.push(entry);
+    else byBooking.set(row.bookingId, [entry]);
   }
   return bookingIds.map((id) => byBooking.get(id.toLowerCase()) ?? []);
 }
